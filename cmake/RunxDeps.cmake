@@ -1,0 +1,37 @@
+# Every third-party dependency, found once, exposed as imported targets.
+find_package(Torch REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(SQLiteCpp REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(valijson REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(Boost 1.81 REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_package(Threads REQUIRED)
+
+# LibTorch as a proper target (its config only sets variables).
+add_library(runx_torch INTERFACE)
+target_link_libraries(runx_torch INTERFACE ${TORCH_LIBRARIES})
+separate_arguments(RUNX_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+target_compile_options(runx_torch INTERFACE ${RUNX_TORCH_CXX_FLAGS})
+target_include_directories(runx_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+if(TORCH_CUDA_LIBRARIES)
+  set(RUNX_WITH_CUDA ON)
+  target_compile_definitions(runx_torch INTERFACE RUNX_WITH_CUDA=1)
+endif()
+message(STATUS "runx: LibTorch ${Torch_VERSION}, CUDA support: ${RUNX_WITH_CUDA}")
+
+# fmt header-only: LibTorch 2.x bundles fmt 12 headers that shadow Debian's fmt 9.
+add_library(runx_fmt INTERFACE)
+target_compile_definitions(runx_fmt INTERFACE FMT_HEADER_ONLY=1)
+get_target_property(_fmt_inc fmt::fmt-header-only INTERFACE_INCLUDE_DIRECTORIES)
+if(_fmt_inc)
+  target_include_directories(runx_fmt SYSTEM INTERFACE ${_fmt_inc})
+endif()
+
+# Boost.DLL header-only with std::filesystem.
+add_library(runx_boost_dll INTERFACE)
+target_link_libraries(runx_boost_dll INTERFACE Boost::headers ${CMAKE_DL_LIBS})
+target_compile_definitions(runx_boost_dll INTERFACE BOOST_DLL_USE_STD_FS=1)

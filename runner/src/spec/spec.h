@@ -1,0 +1,80 @@
+#pragma once
+// Loading, validating and resolving experiment files. No LibTorch here.
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace runx::spec {
+
+/// One problem found in a user's input, rendered like a compiler error:
+///   experiments/x.yaml:14:15: error: unknown model 'resnt50'
+///      14 |   name: resnt50
+///         |         ^
+///   note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50'; did you mean 'resnet50'?
+struct Diagnostic {
+  std::string file;         ///< path as the user gave it, or "--set" for command-line overrides
+  int line = 0;             ///< 1-based; 0 when the problem has no position (e.g. unreadable file)
+  int column = 0;           ///< 1-based
+  std::string message;      ///< lower case start, no final period, user values quoted
+  std::string source_line;  ///< the text of `line`, without newline; empty when unknown
+  std::vector<std::string> notes;  ///< "expected ...", "did you mean '...'?", hints
+  std::string Render() const;
+};
+
+/// Thrown by Load when the input is not a valid experiment; carries every problem found.
+class SpecError : public std::runtime_error {
+ public:
+  explicit SpecError(std::vector<Diagnostic> diagnostics);
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  std::string Render() const;  ///< all diagnostics, one after another, followed by a count line
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+/// The schemas an experiment is checked against: the experiment schema (embedded from
+/// schemas/experiment.schema.json at build time) plus one parameter schema per technique
+/// (found as <name>.schema.json beside each plugin library).
+struct SchemaSet {
+  nlohmann::json experiment;
+  std::map<std::string, nlohmann::json> techniques;  ///< technique name -> parameter schema
+
+  /// The embedded experiment schema plus every `*.schema.json` found in `plugin_dirs`.
+  static SchemaSet Load(const std::vector<std::string>& plugin_dirs);
+};
+
+/// A `--set key=value` override; the value is parsed as a YAML scalar/flow node (so `128` is an
+/// integer, `[1, 2]` a list, `true` a boolean) and checked by the schema like the file itself.
+struct Override {
+  std::string text;  ///< as given: "data.batch_size=128"
+};
+
+/// A validated, fully resolved experiment.
+struct Experiment {
+  std::string path;       ///< as given
+  std::string text;       ///< the YAML source
+  std::string text_sha256;
+  nlohmann::json config;  ///< schema defaults filled in, overrides applied
+  std::string config_hash;  ///< sha256 (hex) of config.dump()
+};
+
+/// Parses, validates and resolves `path` with `overrides`. Throws SpecError with every problem
+/// found (never crashes or hangs on hostile input: deep nesting, alias bombs, huge files).
+Experiment Load(const std::string& path, const std::vector<Override>& overrides,
+                const SchemaSet& schemas);
+
+/// Like Load, but returns the problems instead of throwing (empty when valid).
+std::vector<Diagnostic> Validate(const std::string& path, const std::vector<Override>& overrides,
+                                 const SchemaSet& schemas);
+
+/// sha256 of `data`, lower-case hex.
+std::string Sha256Hex(const std::string& data);
+
+/// The closest of `candidates` to `word` by edit distance, or "" when none is close enough
+/// (like ninja's SpellcheckString).
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace runx::spec

@@ -1,0 +1,106 @@
+#pragma once
+// The SQLite results store: one file (default results/runx.db), WAL, schema_version + migrations.
+// No LibTorch here. Only the parent runx process writes; `runx query` opens it read-only.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace SQLite { class Database; }
+
+namespace runx::store {
+
+/// Expected failures (cannot open, query error, read-only violation): message is user-facing.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct StepRow {
+  std::string phase;  ///< "warmup" | "measure" | "eval"
+  int64_t step = 0;
+  double wall_ms = 0;
+  double data_ms = 0;
+  int64_t samples = 0;
+  std::optional<double> loss;
+};
+
+struct MetricRow {
+  std::string name;  ///< e.g. samples_per_s, step_ms_median, peak_mem_bytes, accuracy, loss_scale
+  double value = 0;
+  std::string unit;  ///< "", "ms", "bytes", "samples/s", ...
+  std::optional<int64_t> step;  ///< for per-step metrics emitted by techniques
+};
+
+/// Everything about one finished (or failed) trial, written in ONE transaction.
+struct TrialRecord {
+  int64_t sweep_id = 0;
+  std::string config_hash;
+  std::string config_json;
+  std::string label;  ///< e.g. "baseline", "bf16+channels_last"
+  bool is_baseline = false;
+  int repeat_index = 0;
+  int order_index = 0;
+  std::string device;  ///< resolved, e.g. "cpu", "cuda:0"
+  std::string status;  ///< ok | failed | crashed | oom | timeout | nan | incompatible | skipped
+  std::string error;   ///< empty when ok
+  std::string started_at;   ///< ISO-8601 UTC, e.g. 2026-12-02T13:08:01Z
+  std::string finished_at;
+  std::vector<StepRow> steps;
+  std::vector<MetricRow> metrics;
+  std::map<std::string, std::string> environment;
+};
+
+struct SweepInfo {
+  int64_t experiment_id = 0;
+  std::string started_at;
+  std::string host;
+  std::string runx_version;
+  std::string git_sha;
+  std::string command;  ///< the command line that started it
+};
+
+class Store {
+ public:
+  /// Opens (creating the file and its directory if needed) and migrates to the latest schema.
+  static Store Open(const std::string& path);
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  int schema_version() const;
+  /// Returns the id of the experiment row for (name, path, sha256), inserting it if new.
+  int64_t AddExperiment(const std::string& name, const std::string& path,
+                        const std::string& yaml_text, const std::string& sha256);
+  int64_t BeginSweep(const SweepInfo& info);
+  void EndSweep(int64_t sweep_id, const std::string& status, const std::string& finished_at);
+  void AddSweepEnvironment(int64_t sweep_id, const std::map<std::string, std::string>& env);
+  /// Writes the trial with its steps, metrics and environment atomically; returns its id.
+  int64_t RecordTrial(const TrialRecord& trial);
+
+  SQLite::Database& db();
+
+ private:
+  explicit Store(std::unique_ptr<SQLite::Database> db);
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+using Value = std::variant<std::monostate, int64_t, double, std::string>;  ///< NULL/int/real/text
+
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<Value>> rows;
+};
+
+/// Runs `sql` on the store at `path` opened READ-ONLY. A statement that would write fails with a
+/// clear StoreError and changes nothing. A missing store is a clear error, not an empty file.
+QueryResult QueryReadOnly(const std::string& path, const std::string& sql);
+
+enum class Format { kTable, kCsv, kJson };
+std::string FormatResult(const QueryResult& result, Format format);
+
+}  // namespace runx::store
