@@ -1,0 +1,90 @@
+#include "cli/commands.h"
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "engine/runner.h"
+#include "store/store.h"
+#include "version.h"
+
+namespace runx::cli {
+
+int Query(const std::string& db, const std::string& sql, const std::string& format) {
+  try {
+    const auto f = format == "csv" ? store::Format::kCsv : format == "json" ? store::Format::kJson : store::Format::kTable;
+    fmt::print("{}", store::FormatResult(store::QueryReadOnly(db, sql), f));
+    return 0;
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
+
+namespace {
+
+const char* const kSubcommands[] = {"run", "validate", "query", "doctor", "plugins", "help"};
+
+/// `runx FILE ...` is `runx run FILE ...`.
+std::vector<std::string> Normalize(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0][0] != '-' &&
+      std::none_of(std::begin(kSubcommands), std::end(kSubcommands), [&](const char* s) { return args[0] == s; }))
+    args.insert(args.begin(), "run");
+  return args;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{"runx: declarative experiment runner for deep-learning performance work"};
+  app.set_version_flag("--version", fmt::format("runx {} (git {})", Version(), GitSha()));
+  app.require_subcommand(1);
+
+  engine::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "run an experiment file (also: runx FILE)");
+  run_cmd->add_option("file", run.file, "experiment YAML file")->required();
+  std::string db_run;
+  run_cmd->add_option("--db", db_run, "results store (default: the experiment's `results`, results/runx.db)");
+  run_cmd->add_option("--set", run.overrides, "override a config value, e.g. --set data.batch_size=128")->take_all();
+  run_cmd->add_flag("-q,--quiet", run.quiet, "print only errors");
+
+  std::vector<std::string> files, validate_sets;
+  auto* validate_cmd = app.add_subcommand("validate", "check experiment files against the schema; nothing runs");
+  validate_cmd->add_option("files", files, "experiment YAML files")->required();
+  validate_cmd->add_option("--set", validate_sets, "override, checked like the file")->take_all();
+
+  std::string sql, db_query = "results/runx.db", format = "table";
+  auto* query_cmd = app.add_subcommand("query", "run a read-only SQL query on the results store");
+  query_cmd->add_option("sql", sql, "SQL, e.g. \"SELECT * FROM trial_summary\"")->required();
+  query_cmd->add_option("--db", db_query, "results store")->capture_default_str();
+  query_cmd->add_option("--format", format, "table | csv | json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+
+  auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
+  auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
+
+  const auto args = Normalize(argc, argv);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes args reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*run_cmd) {
+    if (!db_run.empty()) run.db = db_run;
+    run.command_line = "runx";
+    for (const auto& a : args) run.command_line += " " + a;
+    return engine::RunExperiment(run);
+  }
+  if (*validate_cmd) return engine::ValidateFiles(files, validate_sets);
+  if (*query_cmd) return Query(db_query, sql, format);
+  if (*doctor_cmd) return engine::Doctor();
+  if (*plugins_cmd) return engine::ListPlugins();
+  return 2;
+}
+
+}  // namespace runx::cli

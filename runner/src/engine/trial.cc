@@ -1,0 +1,327 @@
+#include "engine/trial.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <new>
+
+#include <ATen/Context.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "data/data.h"
+#include "engine/device.h"
+#include "engine/environment.h"
+#include "engine/stats.h"
+#include "models/models.h"
+#include "plugins/loader.h"
+#include "runx/plugin.h"
+
+namespace runx::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A failure of a technique hook, carrying the technique's name for the message.
+struct TechniqueFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Active {
+  std::string name;
+  std::unique_ptr<Technique> technique;
+};
+
+class Context : public TrialContext {
+ public:
+  Context(const nlohmann::json& config, c10::Device device, std::vector<store::MetricRow>& metrics,
+          std::vector<std::string>& notes, const std::vector<Active>& active)
+      : config_(config), device_(device), metrics_(metrics), notes_(notes), active_(active) {}
+  const nlohmann::json& config() const override { return config_; }
+  c10::Device device() const override { return device_; }
+  torch::nn::Module& model() override { return *model_; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  bool has_technique(std::string_view name) const override {
+    return std::any_of(active_.begin(), active_.end(), [&](const Active& a) { return a.name == name; });
+  }
+  void metric(std::string_view name, double value, std::string_view unit = "", int64_t step = -1) override {
+    store::MetricRow m{std::string(name), value, std::string(unit), {}};
+    if (step >= 0) m.step = step;
+    metrics_.push_back(std::move(m));
+  }
+  void note(std::string_view text) override { notes_.emplace_back(text); }
+
+  std::shared_ptr<models::Model> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+
+ private:
+  const nlohmann::json& config_;
+  c10::Device device_;
+  std::vector<store::MetricRow>& metrics_;
+  std::vector<std::string>& notes_;
+  const std::vector<Active>& active_;
+};
+
+/// Calls `fn` on every technique; an exception names the technique and the hook.
+template <typename Fn>
+void ForEach(std::vector<Active>& active, const char* hook, Fn&& fn) {
+  for (auto& a : active) {
+    try {
+      fn(*a.technique);
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}' failed in {}: {}", a.name, hook, e.what()));
+    }
+  }
+}
+
+/// The techniques of a config in the order listed, with precision fp16/bf16 carried out by amp.
+nlohmann::json EffectiveTechniques(const nlohmann::json& config) {
+  nlohmann::json t = config.value("optimizations", nlohmann::json::object());
+  const std::string precision = config.value("precision", "fp32");
+  if ((precision == "fp16" || precision == "bf16") && !t.contains("amp")) t["amp"] = nlohmann::json::object();
+  return t;
+}
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model) {
+  const auto opt = config.value("train", nlohmann::json::object()).value("optimizer", nlohmann::json{{"name", "sgd"}});
+  const std::string name = opt.value("name", "sgd");
+  if (name == "adamw") {
+    auto o = torch::optim::AdamWOptions(opt.value("lr", 1e-3)).weight_decay(opt.value("weight_decay", 1e-2));
+    if (opt.contains("betas")) o.betas({opt["betas"][0].get<double>(), opt["betas"][1].get<double>()});
+    if (opt.contains("eps")) o.eps(opt["eps"].get<double>());
+    return std::make_unique<torch::optim::AdamW>(model.parameters(), o);
+  }
+  auto o = torch::optim::SGDOptions(opt.value("lr", 0.1))
+               .momentum(opt.value("momentum", 0.9))
+               .nesterov(opt.value("nesterov", false))
+               .weight_decay(opt.value("weight_decay", 0.0));
+  return std::make_unique<torch::optim::SGD>(model.parameters(), o);
+}
+
+std::string Classify(const std::string& what) {
+  std::string lower = what;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  if (lower.find("out of memory") != std::string::npos) return "oom";
+  return "failed";
+}
+
+/// First line of an exception message (LibTorch appends multi-line backtraces).
+std::string FirstLine(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active>& active, TrialContext& ctx) {
+  auto eval = data.EvalSet();
+  if (!eval) return std::nan("");
+  torch::NoGradGuard no_grad;
+  model.eval();
+  int64_t correct = 0;
+  const int64_t n = eval->input.size(0), chunk = 1000;
+  torch::Tensor hits = torch::zeros({}, torch::TensorOptions().device(eval->input.device()).dtype(torch::kLong));
+  for (int64_t i = 0; i < n; i += chunk) {
+    const int64_t len = std::min(chunk, n - i);
+    Batch b{eval->input.narrow(0, i, len), eval->target.narrow(0, i, len)};
+    ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
+    hits += model.forward(b.input).argmax(1).eq(b.target).sum();
+  }
+  correct = hits.item<int64_t>();
+  model.train();
+  return static_cast<double>(correct) / static_cast<double>(n);
+}
+
+}  // namespace
+
+std::string TrialLabel(const nlohmann::json& config) {
+  std::vector<std::string> parts;
+  const std::string precision = config.value("precision", "fp32");
+  if (precision != "fp32") parts.push_back(precision);
+  for (auto& [name, params] : config.value("optimizations", nlohmann::json::object()).items()) {
+    if (name == "amp" && precision != "fp32") continue;  // amp is how fp16/bf16 is carried out
+    parts.push_back(name);
+  }
+  if (parts.empty()) return "baseline";
+  std::string label = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) label += "+" + parts[i];
+  return label;
+}
+
+store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
+                            const TrialOptions& options) {
+  store::TrialRecord rec;
+  rec.config_json = config.dump();
+  rec.label = TrialLabel(config);
+  rec.started_at = UtcNow();
+  rec.status = "ok";
+  std::vector<std::string> notes;
+
+  c10::Device device(c10::DeviceType::CPU);
+  try {
+    device = SelectDevice(config.value("device", "auto"));
+  } catch (const DeviceError& e) {
+    rec.status = "failed";
+    rec.error = e.what();
+    rec.finished_at = UtcNow();
+    return rec;
+  }
+  rec.device = device.str();
+  rec.environment = TrialEnvironment(device);
+
+  std::vector<Active> active;
+  Context ctx(config, device, rec.metrics, notes, active);
+  try {
+    // Techniques: create, configure, check.
+    for (auto& [name, params] : EffectiveTechniques(config).items()) {
+      try {
+        active.push_back({name, registry.Create(name, params)});
+      } catch (const std::exception& e) {
+        throw TechniqueFailure(fmt::format("technique '{}': {}", name, e.what()));
+      }
+      auto verdict = active.back().technique->check(config, device);
+      if (!verdict.ok) {
+        rec.status = "incompatible";
+        rec.error = fmt::format("{}: {}", name, verdict.reason);
+        rec.finished_at = UtcNow();
+        return rec;
+      }
+      const auto* p = registry.Find(name);
+      rec.environment["plugin." + name] = p->descriptor->version;
+    }
+
+    // Global numerics: PyTorch's defaults, plus cuDNN autotuning for the fixed shapes of a trial.
+    const uint64_t seed = config.value("seed", 0);
+    torch::manual_seed(seed);
+    if (device.is_cuda()) {
+      at::globalContext().setBenchmarkCuDNN(true);
+      at::globalContext().setAllowTF32CuBLAS(config.value("precision", "fp32") == "tf32");
+    }
+    ForEach(active, "on_setup", [&](Technique& t) { t.on_setup(ctx); });
+
+    auto data = data::MakeDataSource(config.at("data"), device, seed);
+    torch::manual_seed(seed);
+    ctx.model_ = models::BuildModel(config.at("model"), data->sample_shape(), data->num_classes());
+    ctx.model_->to(device);
+    ctx.metric("param_count", static_cast<double>(models::ParameterCount(*ctx.model_)));
+    ForEach(active, "on_model", [&](Technique& t) { t.on_model(*ctx.model_, ctx); });
+    ctx.optimizer_ = MakeOptimizer(config, *ctx.model_);
+
+    // The step, wrapped by the techniques innermost-first.
+    auto* model = ctx.model_.get();
+    auto* optimizer = ctx.optimizer_.get();
+    Step step;
+    step.forward = [model](Batch& b) { return torch::nn::functional::cross_entropy(model->forward(b.input), b.target); };
+    step.backward = [](torch::Tensor& loss) { loss.backward(); };
+    step.update = [optimizer] {
+      optimizer->step();
+      for (auto& group : optimizer->param_groups())
+        for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();  // set_to_none
+    };
+    std::vector<Active*> by_order;
+    for (auto& a : active) by_order.push_back(&a);
+    std::stable_sort(by_order.begin(), by_order.end(), [](Active* a, Active* b) {
+      return a->technique->wrap_order() < b->technique->wrap_order();
+    });
+    for (auto* a : by_order) {
+      try {
+        step = a->technique->wrap_step(std::move(step), ctx);
+      } catch (const std::exception& e) {
+        throw TechniqueFailure(fmt::format("technique '{}' failed in wrap_step: {}", a->name, e.what()));
+      }
+    }
+
+    // Steps: warm-up (recorded, flagged) then measured.
+    const auto& train = config.value("train", nlohmann::json::object());
+    const int64_t warmup = train.value("warmup_steps", 5);
+    int64_t measured = train.value("steps", 50);
+    if (train.contains("epochs"))
+      measured = std::max<int64_t>(1, std::llround(train["epochs"].get<double>() * data->batches_per_epoch()));
+    const int64_t total = warmup + measured, per_epoch = data->batches_per_epoch();
+    const int64_t batch = data->batch_size();
+    ctx.metric("batch_size", static_cast<double>(batch));
+
+    StepTimer timer(device);
+    std::vector<double> data_ms;
+    std::vector<torch::Tensor> losses;
+    data_ms.reserve(total);
+    losses.reserve(total);
+    model->train();
+    const bool host_sync_ok = device.is_cpu();
+    for (int64_t i = 0; i < total; ++i) {
+      if (i == warmup) {
+        Synchronize(device);
+        ResetPeakMemory(device);
+      }
+      timer.Mark();
+      const auto t0 = Clock::now();
+      Batch b = data->Next();
+      ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
+      data_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      torch::Tensor loss = step.forward(b);
+      step.backward(loss);
+      step.update();
+      losses.push_back(loss.detach());
+      StepStats st{i, i < warmup, losses.back()};
+      ForEach(active, "on_step_end", [&](Technique& t) { t.on_step_end(st, ctx); });
+      if ((i + 1) % per_epoch == 0) ForEach(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
+      if (options.on_progress && ((i + 1) % options.progress_every == 0 || i + 1 == total)) {
+        // Reading the loss synchronizes: only where that costs nothing (the CPU) or in warm-up.
+        const bool read = host_sync_ok || i < warmup;
+        options.on_progress({i + 1, total, i < warmup, read ? loss.item<double>() : std::nan("")});
+      }
+    }
+    timer.Mark();
+    const std::vector<double> step_ms = timer.ElapsedMs();  // synchronizes once
+    const auto loss_values = torch::stack(losses).to(torch::kCPU, torch::kDouble);
+    const auto* lv = loss_values.data_ptr<double>();
+
+    std::vector<double> measured_ms;
+    double measured_total = 0;
+    int64_t first_bad = -1;
+    for (int64_t i = 0; i < total; ++i) {
+      store::StepRow r{i < warmup ? "warmup" : "measure", i < warmup ? i : i - warmup, step_ms[i], data_ms[i], batch, lv[i]};
+      if (!std::isfinite(lv[i])) r.loss.reset();
+      if (!std::isfinite(lv[i]) && first_bad < 0) first_bad = i;
+      rec.steps.push_back(r);
+      if (i >= warmup) {
+        measured_ms.push_back(step_ms[i]);
+        measured_total += step_ms[i];
+      }
+    }
+    ctx.metric("samples_per_s", static_cast<double>(batch * measured) * 1000.0 / measured_total, "samples/s");
+    ctx.metric("step_ms_median", Quantile(measured_ms, 0.5), "ms");
+    ctx.metric("step_ms_p10", Quantile(measured_ms, 0.1), "ms");
+    ctx.metric("step_ms_p90", Quantile(measured_ms, 0.9), "ms");
+    ctx.metric("step_ms_mean", measured_total / static_cast<double>(measured), "ms");
+    ctx.metric("measured_s", measured_total / 1000.0, "s");
+    ctx.metric("peak_mem_bytes", static_cast<double>(PeakMemoryBytes(device)), "bytes");
+    if (const int64_t reserved = ReservedMemoryBytes(device); reserved >= 0)
+      ctx.metric("reserved_mem_bytes", static_cast<double>(reserved), "bytes");
+    if (std::isfinite(lv[total - 1])) ctx.metric("final_loss", lv[total - 1]);
+    if (first_bad >= 0) {
+      rec.status = "nan";
+      rec.error = fmt::format("loss became non-finite at {} step {}", first_bad < warmup ? "warm-up" : "measured",
+                              first_bad < warmup ? first_bad : first_bad - warmup);
+    } else if (train.value("eval", true)) {
+      const double acc = Accuracy(*model, *data, active, ctx);
+      if (!std::isnan(acc)) ctx.metric("accuracy", acc);
+    }
+    ForEach(active, "on_finish", [&](Technique& t) { t.on_finish(ctx); });
+  } catch (const TechniqueFailure& e) {
+    rec.status = Classify(e.what());
+    rec.error = FirstLine(e.what());
+  } catch (const data::DataError& e) {
+    rec.status = "failed";
+    rec.error = e.what();
+  } catch (const std::bad_alloc&) {
+    rec.status = "oom";
+    rec.error = "out of host memory (std::bad_alloc)";
+  } catch (const std::exception& e) {  // c10::Error and friends: a failed trial, not a crash
+    rec.status = Classify(e.what());
+    rec.error = FirstLine(e.what());
+  }
+  for (size_t i = 0; i < notes.size(); ++i) rec.environment[fmt::format("note.{:02}", i)] = notes[i];
+  rec.finished_at = UtcNow();
+  return rec;
+}
+
+}  // namespace runx::engine

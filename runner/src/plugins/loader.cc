@@ -1,0 +1,107 @@
+#include "plugins/loader.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <boost/dll/shared_library.hpp>
+#include <fmt/format.h>
+
+namespace runx::plugins {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string VersionString(int v) { return fmt::format("{}.{}", v / 100, v % 100); }
+
+/// libamp.so -> amp
+std::string Stem(const fs::path& p) {
+  std::string s = p.stem().string();
+  return s.rfind("lib", 0) == 0 ? s.substr(3) : s;
+}
+
+bool IsPluginFile(const fs::path& p) {
+  const auto ext = p.extension().string();
+  return p.filename().string().rfind("lib", 0) == 0 && (ext == ".so" || ext == ".dylib");
+}
+
+}  // namespace
+
+LoadedPlugin LoadPlugin(const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  // Libraries are deliberately leaked: unloading one while anything it created is alive is
+  // undefined behaviour, and runx never needs the memory back.
+  auto* lib = new boost::dll::shared_library;
+  boost::dll::fs::error_code ec;
+  lib->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
+  if (ec) throw PluginError(fmt::format("cannot load plugin '{}': {}", path, ec.message()));
+  if (!lib->has(kPluginEntryName))
+    throw PluginError(fmt::format("plugin '{}' has no '{}' entry; define it with RUNX_PLUGIN(...) "
+                                  "from runx/plugin_export.h",
+                                  file, kPluginEntryName));
+  const PluginDescriptor* d = lib->get_alias<PluginEntry>(kPluginEntryName)();
+  if (d == nullptr) throw PluginError(fmt::format("plugin '{}' returned no descriptor", file));
+  if (d->api_version != kPluginApiVersion)
+    throw PluginError(fmt::format("plugin '{}' uses plugin API v{}, this runx supports v{}; rebuild "
+                                  "the plugin against this runx",
+                                  file, d->api_version, kPluginApiVersion));
+  if (d->torch_version != compat::kTorchVersion)
+    throw PluginError(fmt::format("plugin '{}' was built against LibTorch {}, this runx uses LibTorch "
+                                  "{}; rebuild the plugin",
+                                  file, VersionString(d->torch_version), VersionString(compat::kTorchVersion)));
+  if (Stem(path) != d->name)
+    throw PluginError(fmt::format("plugin '{}' declares the name '{}'; a plugin's name must equal its "
+                                  "file stem '{}'",
+                                  file, d->name, Stem(path)));
+  if (d->create == nullptr) throw PluginError(fmt::format("plugin '{}' has no factory", file));
+  return LoadedPlugin{path, d};
+}
+
+std::vector<std::string> PluginDirs() {
+  std::vector<std::string> dirs;
+  const char* own = std::getenv("RUNX_PLUGIN_DIR");
+  dirs.push_back(own && *own ? own : RUNX_DEFAULT_PLUGIN_DIR);
+  if (const char* extra = std::getenv("RUNX_PLUGIN_PATH")) {
+    std::stringstream ss(extra);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  return dirs;
+}
+
+Registry Registry::Discover(const std::vector<std::string>& dirs) {
+  Registry r;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_regular_file() && IsPluginFile(e.path())) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      if (r.plugins_.count(Stem(f))) continue;
+      try {
+        auto p = LoadPlugin(f.string());
+        r.plugins_.emplace(p.descriptor->name, p);
+      } catch (const PluginError& e) {
+        r.errors_.push_back(e.what());
+      }
+    }
+  }
+  return r;
+}
+
+const LoadedPlugin* Registry::Find(const std::string& name) const {
+  auto it = plugins_.find(name);
+  return it == plugins_.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<Technique> Registry::Create(const std::string& name, const nlohmann::json& params) const {
+  const LoadedPlugin* p = Find(name);
+  if (!p) throw PluginError(fmt::format("no plugin provides technique '{}'", name));
+  auto t = p->descriptor->create();
+  t->configure(params);
+  return t;
+}
+
+}  // namespace runx::plugins

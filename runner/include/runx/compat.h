@@ -1,0 +1,142 @@
+#pragma once
+/// The one place where LibTorch versions differ (1.13 from Debian, 2.x from pip/official builds).
+/// Everything here is inline so that plugins, which may include only runner/include/runx/, can use
+/// it too. Rule: no other file branches on TORCH_VERSION_*.
+#include <string>
+
+#include <ATen/autocast_mode.h>
+#include <ATen/Context.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <torch/version.h>
+
+#define RUNX_TORCH_VERSION (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)
+
+#if RUNX_TORCH_VERSION >= 201
+#include <ATen/detail/MPSHooksInterface.h>
+#include <torch/mps.h>
+#define RUNX_HAS_MPS_API 1
+#else
+#define RUNX_HAS_MPS_API 0
+#endif
+
+namespace runx::compat {
+
+/// LibTorch version this code was compiled against, as MAJOR*100+MINOR (1.13 -> 113, 2.11 -> 211).
+constexpr int kTorchVersion = RUNX_TORCH_VERSION;
+
+inline std::string TorchVersionString() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+// ---- autocast ------------------------------------------------------------------------------
+
+/// Whether LibTorch can autocast on `device` to `dtype`; `why` says why not.
+inline bool AutocastSupported(c10::DeviceType device, c10::ScalarType dtype, std::string* why) {
+  const bool half = dtype == c10::kHalf, bf16 = dtype == c10::kBFloat16;
+  if (!half && !bf16) {
+    if (why) *why = "autocast lowers precision to fp16 or bf16 only";
+    return false;
+  }
+  switch (device) {
+    case c10::DeviceType::CUDA:
+      return true;
+    case c10::DeviceType::CPU:
+      if (bf16 || kTorchVersion >= 204) return true;
+      if (why) *why = "fp16 autocast on the CPU needs LibTorch >= 2.4 (this is " +
+                      TorchVersionString() + "); use bf16";
+      return false;
+    case c10::DeviceType::MPS:
+      if ((half && kTorchVersion >= 205) || (bf16 && kTorchVersion >= 206)) return true;
+      if (why) *why = std::string("autocast on MPS needs LibTorch >= ") + (half ? "2.5" : "2.6") +
+                      " (this is " + TorchVersionString() + ")";
+      return false;
+    default:
+      if (why) *why = "no autocast for this device type";
+      return false;
+  }
+}
+
+#if RUNX_TORCH_VERSION >= 204
+inline bool IsAutocastEnabled(c10::DeviceType d) { return at::autocast::is_autocast_enabled(d); }
+inline void SetAutocastEnabled(c10::DeviceType d, bool on) { at::autocast::set_autocast_enabled(d, on); }
+inline c10::ScalarType GetAutocastDtype(c10::DeviceType d) { return at::autocast::get_autocast_dtype(d); }
+inline void SetAutocastDtype(c10::DeviceType d, c10::ScalarType t) { at::autocast::set_autocast_dtype(d, t); }
+#else
+inline bool IsAutocastEnabled(c10::DeviceType d) {
+  return d == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+}
+inline void SetAutocastEnabled(c10::DeviceType d, bool on) {
+  if (d == c10::DeviceType::CPU) at::autocast::set_cpu_enabled(on); else at::autocast::set_enabled(on);
+}
+inline c10::ScalarType GetAutocastDtype(c10::DeviceType d) {
+  return d == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                   : at::autocast::get_autocast_gpu_dtype();
+}
+inline void SetAutocastDtype(c10::DeviceType d, c10::ScalarType t) {
+  if (d == c10::DeviceType::CPU) at::autocast::set_autocast_cpu_dtype(t);
+  else at::autocast::set_autocast_gpu_dtype(t);
+}
+#endif
+
+/// RAII autocast region, the C++ equivalent of `with torch.autocast(device, dtype)`.
+class AutocastScope {
+ public:
+  AutocastScope(c10::DeviceType device, c10::ScalarType dtype)
+      : device_(device), was_enabled_(IsAutocastEnabled(device)), was_dtype_(GetAutocastDtype(device)) {
+    SetAutocastEnabled(device_, true);
+    SetAutocastDtype(device_, dtype);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    SetAutocastEnabled(device_, was_enabled_);
+    SetAutocastDtype(device_, was_dtype_);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool was_enabled_;
+  c10::ScalarType was_dtype_;
+};
+
+// ---- MPS -----------------------------------------------------------------------------------
+
+/// True when this LibTorch has MPS built in AND a Metal device is usable.
+inline bool MpsAvailable() { return at::hasMPS(); }
+
+inline void MpsSynchronize() {
+#if RUNX_HAS_MPS_API
+  torch::mps::synchronize();
+#endif
+}
+
+inline void MpsEmptyCache() {
+#if RUNX_HAS_MPS_API
+  if (MpsAvailable()) at::detail::getMPSHooks().emptyCache();
+#endif
+}
+
+/// Bytes currently allocated by the MPS allocator (0 where LibTorch cannot tell).
+inline size_t MpsAllocatedBytes() {
+#if RUNX_HAS_MPS_API
+  if (MpsAvailable()) return at::detail::getMPSHooks().getCurrentAllocatedMemory();
+#endif
+  return 0;
+}
+
+inline bool MpsSetMemoryFraction(double fraction) {
+#if RUNX_HAS_MPS_API
+  if (MpsAvailable()) {
+    at::detail::getMPSHooks().setMemoryFraction(fraction);
+    return true;
+  }
+#endif
+  (void)fraction;
+  return false;
+}
+
+}  // namespace runx::compat

@@ -1,0 +1,126 @@
+#pragma once
+/// The runx plugin API: the only interface between the runner and a technique plugin.
+///
+/// VERSIONING RULE: kPluginApiVersion is one integer, matched EXACTLY by the loader. Bump it on
+/// ANY change to this file or to a type it uses (a new hook, a changed signature, a reordered
+/// field, a different LibTorch ABI). A plugin built against another version is refused with both
+/// versions named; there is no compatibility range. PluginDescriptor::api_version must stay the
+/// first member forever so that the check itself is safe across versions.
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+#include <torch/types.h>
+
+#include "runx/compat.h"
+
+namespace runx {
+
+constexpr int kPluginApiVersion = 1;
+
+/// One batch of training data, already on the trial's device.
+struct Batch {
+  torch::Tensor input;
+  torch::Tensor target;
+};
+
+/// The training step, split where techniques need to intervene. The runner composes
+/// forward -> backward(loss) -> update() for every step. Techniques replace parts in wrap_step:
+/// autocast wraps `forward`, loss scaling replaces `backward` and `update`, graph capture replaces
+/// the whole sequence (and then sets `backward`/`update` to no-ops).
+struct Step {
+  std::function<torch::Tensor(Batch&)> forward;  ///< returns the scalar loss (not synchronized)
+  std::function<void(torch::Tensor& loss)> backward;
+  std::function<void()> update;  ///< optimizer step and zero_grad
+};
+
+/// What a technique can see of and do to the running trial. Implemented by the runner.
+class TrialContext {
+ public:
+  virtual ~TrialContext() = default;
+  virtual const nlohmann::json& config() const = 0;  ///< the fully resolved experiment config
+  virtual c10::Device device() const = 0;
+  virtual torch::nn::Module& model() = 0;
+  virtual torch::optim::Optimizer& optimizer() = 0;
+  virtual bool has_technique(std::string_view name) const = 0;
+  /// Records a metric in the results store (`step` < 0: a trial-level metric).
+  virtual void metric(std::string_view name, double value, std::string_view unit = "",
+                      int64_t step = -1) = 0;
+  /// A line in the trial's log (shown with --verbose, kept in the store's environment).
+  virtual void note(std::string_view text) = 0;
+};
+
+/// The verdict of Technique::check on a trial's configuration.
+struct CheckResult {
+  bool ok = true;
+  std::string reason;  ///< why not, when !ok: "fp16 autocast on the CPU needs LibTorch >= 2.4"
+  static CheckResult Ok() { return {}; }
+  static CheckResult Incompatible(std::string why) { return {false, std::move(why)}; }
+};
+
+/// Per-step figures handed to on_step_end. `loss` is the device tensor: reading it synchronizes.
+struct StepStats {
+  int64_t step = 0;
+  bool warmup = false;
+  torch::Tensor loss;
+};
+
+/// A technique. Every hook has a do-nothing default; override what you need. Hooks run in the
+/// order the techniques are listed, except wrap_step, which runs in ascending wrap_order() (the
+/// lowest is innermost: amp = 100, graph capture = 900 wraps outside autocast).
+class Technique {
+ public:
+  virtual ~Technique() = default;
+  /// Reads parameters (already validated by the technique's schema). Throw std::invalid_argument
+  /// for combinations the schema cannot express.
+  virtual void configure(const nlohmann::json& params) { (void)params; }
+  /// Devices, dtypes, models or other techniques it cannot serve. `config` is the resolved
+  /// experiment, `device` the device the trial would run on.
+  virtual CheckResult check(const nlohmann::json& config, const c10::Device& device) {
+    (void)config; (void)device;
+    return CheckResult::Ok();
+  }
+  virtual void on_setup(TrialContext& trial) { (void)trial; }
+  virtual void on_model(torch::nn::Module& model, TrialContext& trial) { (void)model; (void)trial; }
+  virtual void on_batch(Batch& batch, TrialContext& trial) { (void)batch; (void)trial; }
+  virtual Step wrap_step(Step step, TrialContext& trial) { (void)trial; return step; }
+  virtual int wrap_order() const { return 500; }
+  virtual void on_step_end(const StepStats& stats, TrialContext& trial) { (void)stats; (void)trial; }
+  virtual void on_epoch_end(TrialContext& trial) { (void)trial; }
+  virtual void on_finish(TrialContext& trial) { (void)trial; }
+};
+
+/// What a plugin library exports (see RUNX_PLUGIN). Plain data, api_version first.
+struct PluginDescriptor {
+  int api_version;            ///< kPluginApiVersion of the plugin's build; MUST stay first
+  int torch_version;          ///< compat::kTorchVersion of the plugin's build
+  const char* name;           ///< must equal the library's file stem (libNAME.so -> NAME)
+  const char* version;        ///< the plugin's own version, e.g. "1.0.0"
+  const char* description;    ///< one line for `runx plugins`
+  std::unique_ptr<Technique> (*create)();
+};
+
+/// The exported entry: a function returning the descriptor, named by this alias.
+using PluginEntry = const PluginDescriptor*();
+inline constexpr const char* kPluginEntryName = "runx_plugin";
+
+}  // namespace runx
+
+/// Defines and exports the entry of a plugin library. Use once per plugin, at namespace scope:
+///   RUNX_PLUGIN(amp, "1.0.0", "mixed precision (autocast) with dynamic loss scaling", AmpTechnique)
+/// Requires <boost/dll/alias.hpp>, which runx/plugin_export.h includes.
+#define RUNX_PLUGIN(NAME, VERSION, DESCRIPTION, TYPE)                                          \
+  namespace runx_plugin_##NAME {                                                               \
+  static std::unique_ptr<::runx::Technique> Create() { return std::make_unique<TYPE>(); }      \
+  static const ::runx::PluginDescriptor* Describe() {                                          \
+    static const ::runx::PluginDescriptor d{::runx::kPluginApiVersion,                         \
+                                            ::runx::compat::kTorchVersion, #NAME, VERSION,     \
+                                            DESCRIPTION, &Create};                             \
+    return &d;                                                                                 \
+  }                                                                                            \
+  }                                                                                            \
+  BOOST_DLL_ALIAS(runx_plugin_##NAME::Describe, runx_plugin)

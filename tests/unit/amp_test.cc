@@ -1,0 +1,96 @@
+// amp must change what runs: the dtype ops produce under autocast, and a loss scale that moves.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "fake_trial.h"
+
+namespace runx {
+namespace {
+
+struct Net : torch::nn::Module {
+  Net() : fc(register_module("fc", torch::nn::Linear(8, 4))) {}
+  torch::nn::Linear fc;
+};
+
+struct Rig {
+  explicit Rig(nlohmann::json params, nlohmann::json config = {{"precision", "fp32"}})
+      : net(std::make_shared<Net>()), trial(config, net), amp(testing::LoadTechnique("amp", params)) {
+    amp->on_setup(trial);
+    Step base;
+    base.forward = [this](Batch& b) {
+      auto out = net->fc(b.input);
+      seen_dtype = out.scalar_type();
+      return torch::nn::functional::cross_entropy(out, b.target);
+    };
+    base.backward = [](torch::Tensor& loss) { loss.backward(); };
+    base.update = [this] {
+      trial.optimizer().step();
+      trial.optimizer().zero_grad();
+    };
+    step = amp->wrap_step(base, trial);
+  }
+  torch::Tensor Run() {
+    Batch b{torch::randn({16, 8}), torch::randint(4, {16}, torch::kLong)};
+    auto loss = step.forward(b);
+    step.backward(loss);
+    step.update();
+    return loss;
+  }
+  std::shared_ptr<Net> net;
+  testing::FakeTrial trial;
+  std::unique_ptr<Technique> amp;
+  Step step;
+  c10::ScalarType seen_dtype = c10::kFloat;
+};
+
+TEST(Amp, AutocastsMatmulToBf16AndKeepsLossFp32) {
+  Rig rig({{"dtype", "bf16"}});
+  auto loss = rig.Run();
+  EXPECT_EQ(rig.seen_dtype, c10::kBFloat16);  // the Linear ran in bf16
+  EXPECT_EQ(loss.scalar_type(), c10::kFloat);  // cross_entropy autocasts to fp32
+  EXPECT_FALSE(compat::IsAutocastEnabled(c10::DeviceType::CPU));  // the scope was closed
+  Rig off({{"dtype", "bf16"}});
+  EXPECT_EQ(off.net->fc(torch::randn({1, 8})).scalar_type(), c10::kFloat);  // outside the step: fp32
+}
+
+TEST(Amp, LossScaleBacksOffOnOverflowAndSkipsTheStep) {
+  // 3e38 * loss (~1.4) overflows fp32: the gradients are inf, the step must be skipped.
+  Rig rig({{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 3e38}});
+  const auto before = rig.net->fc->weight.clone();
+  rig.Run();
+  EXPECT_DOUBLE_EQ(rig.trial.Last("loss_scale"), static_cast<double>(3e38f) * 0.5);
+  EXPECT_TRUE(torch::equal(before, rig.net->fc->weight));  // skipped
+  for (int i = 0; i < 5; ++i) rig.Run();
+  EXPECT_LT(rig.trial.Last("loss_scale"), 1e38);
+  EXPECT_FALSE(torch::equal(before, rig.net->fc->weight));  // later steps applied
+  rig.amp->on_finish(rig.trial);
+  EXPECT_GE(rig.trial.Last("amp_skipped_steps"), 1);
+}
+
+TEST(Amp, LossScaleGrowsAfterCleanInterval) {
+  Rig rig({{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 4.0}, {"growth_interval", 2}});
+  rig.Run();
+  EXPECT_DOUBLE_EQ(rig.trial.Last("loss_scale"), 4.0);
+  rig.Run();
+  EXPECT_DOUBLE_EQ(rig.trial.Last("loss_scale"), 8.0);
+}
+
+TEST(Amp, Bf16HasNoLossScalingByDefault) {
+  Rig rig({{"dtype", "bf16"}});
+  rig.Run();
+  EXPECT_TRUE(std::isnan(rig.trial.Last("loss_scale")));
+}
+
+TEST(Amp, CheckFollowsWhatThisLibTorchCanAutocast) {
+  auto amp = testing::LoadTechnique("amp");
+  EXPECT_TRUE(amp->check({{"precision", "bf16"}}, torch::kCPU).ok);
+  auto fp16 = amp->check({{"precision", "fp16"}}, torch::kCPU);
+  EXPECT_EQ(fp16.ok, compat::AutocastSupported(c10::DeviceType::CPU, c10::kHalf, nullptr));
+  if (!fp16.ok) EXPECT_NE(fp16.reason.find("fp16 on cpu"), std::string::npos) << fp16.reason;
+  auto conflict = testing::LoadTechnique("amp", {{"dtype", "bf16"}})->check({{"precision", "fp16"}}, torch::kCPU);
+  EXPECT_FALSE(conflict.ok);
+  EXPECT_EQ(conflict.reason, "precision 'fp16' conflicts with amp dtype 'bf16'");
+}
+
+}  // namespace
+}  // namespace runx

@@ -1,0 +1,99 @@
+// A whole trial in-process on the CPU: tiny model, few steps, real plugins.
+#include "engine/trial.h"
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "plugins/loader.h"
+
+namespace runx::engine {
+namespace {
+
+nlohmann::json Tiny(nlohmann::json extra = nlohmann::json::object()) {
+  nlohmann::json c = {{"name", "tiny"},
+                      {"device", "cpu"},
+                      {"seed", 3},
+                      {"precision", "fp32"},
+                      {"model", {{"name", "cnn"}, {"channels", {4, 8}}}},
+                      {"data", {{"source", "synthetic"}, {"shape", {3, 8, 8}}, {"num_classes", 5}, {"batch_size", 4}}},
+                      {"train", {{"warmup_steps", 2}, {"steps", 6}, {"optimizer", {{"name", "sgd"}, {"lr", 0.05}}}}},
+                      {"optimizations", nlohmann::json::object()}};
+  c.merge_patch(extra);
+  return c;
+}
+
+const plugins::Registry& Plugins() {
+  static const auto r = plugins::Registry::Discover({RUNX_PLUGIN_BUILD_DIR, RUNX_TEST_PLUGIN_GOOD_DIR});
+  return r;
+}
+
+double Metric(const store::TrialRecord& r, const std::string& name) {
+  for (const auto& m : r.metrics)
+    if (m.name == name && !m.step) return m.value;
+  return -1;
+}
+
+TEST(Trial, RecordsStepsMetricsAndEnvironment) {
+  auto r = RunTrial(Tiny({{"optimizations", {{"test_good", nlohmann::json::object()}}}}), Plugins());
+  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(r.steps.size(), 8u);
+  EXPECT_EQ(r.steps[0].phase, "warmup");
+  EXPECT_EQ(r.steps[2].phase, "measure");
+  EXPECT_EQ(r.steps[2].step, 0);
+  EXPECT_GT(Metric(r, "samples_per_s"), 0);
+  EXPECT_LE(Metric(r, "step_ms_p10"), Metric(r, "step_ms_median"));
+  EXPECT_LE(Metric(r, "step_ms_median"), Metric(r, "step_ms_p90"));
+  EXPECT_GT(Metric(r, "peak_mem_bytes"), 0);
+  EXPECT_EQ(Metric(r, "test_good_setup"), 1);  // the plugin's hooks really ran
+  EXPECT_EQ(Metric(r, "test_good_batches"), 8);
+  EXPECT_EQ(Metric(r, "test_good_steps"), 8);
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_EQ(r.environment.at("plugin.test_good"), "0.1.2");
+  EXPECT_FALSE(r.environment.at("libtorch_version").empty());
+  EXPECT_EQ(r.label, "test_good");
+}
+
+TEST(Trial, Bf16IsCarriedOutByAmp) {
+  auto r = RunTrial(Tiny({{"precision", "bf16"}, {"optimizations", {{"channels_last", nlohmann::json::object()}}}}), Plugins());
+  ASSERT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.label, "bf16+channels_last");
+  EXPECT_EQ(r.environment.count("plugin.amp"), 1u);
+  EXPECT_GT(Metric(r, "channels_last_tensors"), 0);
+}
+
+TEST(Trial, TechniqueThatThrowsBecomesAFailedTrial) {
+  auto r = RunTrial(Tiny({{"optimizations", {{"test_throws", {{"message", "kaputt"}}}}}}), Plugins());
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.error, "technique 'test_throws' failed in on_setup: kaputt");
+}
+
+TEST(Trial, IncompatibleTechniqueIsRecordedWithItsReason) {
+  auto r = RunTrial(Tiny({{"model", {{"name", "mlp"}}}, {"data", {{"shape", {12}}}},
+                          {"optimizations", {{"channels_last", nlohmann::json::object()}}}}),
+                    Plugins());
+  EXPECT_EQ(r.status, "incompatible");
+  EXPECT_EQ(r.error, "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
+}
+
+TEST(Trial, UnavailableDeviceNamesTheAvailableOnes) {
+  auto r = RunTrial(Tiny({{"device", "cuda:7"}}), Plugins());
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_NE(r.error.find("device 'cuda:7' is not available"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("available here: cpu"), std::string::npos) << r.error;
+}
+
+TEST(Trial, DivergingLossIsRecordedAsNan) {
+  auto r = RunTrial(Tiny({{"train", {{"optimizer", {{"name", "sgd"}, {"lr", 1e30}}}}}}), Plugins());
+  EXPECT_EQ(r.status, "nan");
+  EXPECT_NE(r.error.find("loss became non-finite"), std::string::npos) << r.error;
+}
+
+TEST(Trial, LabelNamesPrecisionAndTechniques) {
+  EXPECT_EQ(TrialLabel(Tiny()), "baseline");
+  EXPECT_EQ(TrialLabel(Tiny({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}})), "fp16");
+  EXPECT_EQ(TrialLabel(Tiny({{"optimizations", {{"amp", nlohmann::json::object()}}}})), "amp");
+}
+
+}  // namespace
+}  // namespace runx::engine
