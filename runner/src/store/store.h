@@ -64,6 +64,13 @@ struct SweepInfo {
   std::string command;  ///< the command line that started it
 };
 
+/// The schema version this runx writes and understands (the last migration's); a store with a
+/// higher version is refused on open.
+int LatestSchemaVersion();
+
+/// The values the store accepts for TrialRecord::status, in the order messages list them.
+const std::vector<std::string>& TrialStatuses();
+
 class Store {
  public:
   /// Opens (creating the file and its directory if needed) and migrates to the latest schema.
@@ -83,10 +90,13 @@ class Store {
   int64_t RecordTrial(const TrialRecord& trial);
 
   SQLite::Database& db();
+  /// The path the store was opened from.
+  const std::string& path() const { return path_; }
 
  private:
-  explicit Store(std::unique_ptr<SQLite::Database> db);
+  Store(std::unique_ptr<SQLite::Database> db, std::string path);
   std::unique_ptr<SQLite::Database> db_;
+  std::string path_;
 };
 
 using Value = std::variant<std::monostate, int64_t, double, std::string>;  ///< NULL/int/real/text
@@ -98,9 +108,16 @@ struct QueryResult {
 
 /// Runs `sql` on the store at `path` opened READ-ONLY. A statement that would write fails with a
 /// clear StoreError and changes nothing. A missing store is a clear error, not an empty file.
+/// Several statements separated by ';' run in order, each checked before it runs; the result is
+/// the last statement's (a refused or failing statement stops the run). SQL errors carry
+/// SQLite's message, the statement and, where SQLite knows it, a caret under the error.
 QueryResult QueryReadOnly(const std::string& path, const std::string& sql);
 
 enum class Format { kTable, kCsv, kJson };
+/// kTable: aligned columns for people (reals to 6 significant digits, NULL empty);
+/// kCsv: RFC 4180 with CRLF line ends and a header row; kJson: an array of objects, one per
+/// line. CSV and JSON keep reals at full (round-trip) precision. Every format ends in a newline
+/// unless the result has no columns, which formats as "" (table, CSV) or "[]\n" (JSON).
 std::string FormatResult(const QueryResult& result, Format format);
 
 }  // namespace runx::store
