@@ -1,0 +1,116 @@
+#include "test_support.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace runx::store::testing {
+
+void TempDirTest::SetUp() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  dir_ = std::filesystem::temp_directory_path() / fmt::format("runx_store_test_{}_{}_{}",
+                                                              info->test_suite_name(), info->name(),
+                                                              static_cast<long>(::getpid()));
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+}
+
+void TempDirTest::TearDown() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+TrialRecord MakeTrial(int64_t sweep_id, int order_index, const ExampleTrial& t) {
+  TrialRecord r;
+  r.sweep_id = sweep_id;
+  r.label = t.label;
+  r.config_hash = "h-" + t.label;
+  r.config_json = fmt::format(R"({{"batch_size":64,"technique":"{}"}})", t.label);
+  r.is_baseline = t.is_baseline;
+  r.repeat_index = t.repeat_index;
+  r.order_index = order_index;
+  r.device = "cpu";
+  r.status = t.status;
+  r.error = t.error;
+  r.started_at = fmt::format("2026-12-0{}T10:0{}:00Z", sweep_id, order_index);
+  r.finished_at = fmt::format("2026-12-0{}T10:0{}:30Z", sweep_id, order_index);
+  r.environment = {{"omp_num_threads", "2"}};
+  if (t.samples_per_s <= 0) return r;
+  for (int i = 0; i < 2; ++i) {
+    r.steps.push_back({"warmup", i, t.step_ms * 3, 1.0, 64, std::nullopt});
+  }
+  for (int i = 0; i < 5; ++i) {
+    r.steps.push_back({"measure", i, t.step_ms + i, 0.5, 64, 2.0 - 0.25 * i});
+  }
+  r.metrics = {
+      {"samples_per_s", t.samples_per_s, "samples/s", std::nullopt},
+      {"step_ms_median", t.step_ms + 2, "ms", std::nullopt},
+      {"step_ms_p10", t.step_ms + 0.5, "ms", std::nullopt},
+      {"step_ms_p90", t.step_ms + 3.5, "ms", std::nullopt},
+      {"peak_mem_bytes", 123456789.0 + order_index, "bytes", std::nullopt},
+      {"final_loss", 1.0, "", std::nullopt},
+      {"accuracy", 0.9 + 0.01 * order_index, "", std::nullopt},
+      {"loss_scale", 65536, "", 0},
+      {"loss_scale", 32768, "", 1},
+  };
+  return r;
+}
+
+void FillExampleStore(const std::string& path) {
+  Store store = Store::Open(path);
+  const int64_t mlp =
+      store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
+  const int64_t resnet = store.AddExperiment("resnet_cl", "experiments/resnet_cl.yaml",
+                                             "name: resnet_cl\n", "sha-resnet");
+  struct Sweep {
+    int64_t experiment;
+    std::string started_at;
+    std::string git_sha;
+    std::vector<ExampleTrial> trials;
+  };
+  const std::vector<Sweep> sweeps = {
+      {mlp,
+       "2026-12-01T10:00:00Z",
+       "aaaa111",
+       {{"baseline", true, 0, "ok", "", 1000, 64},
+        {"baseline", true, 1, "ok", "", 1100, 58},
+        {"bf16", false, 0, "ok", "", 1500, 42},
+        {"fp16", false, 0, "incompatible", "fp16 autocast needs a CUDA device", 0, 0}}},
+      {mlp,
+       "2026-12-02T10:00:00Z",
+       "bbbb222",
+       {{"baseline", true, 0, "ok", "", 1050, 61}, {"bf16", false, 0, "ok", "", 1800, 35}}},
+      {resnet,
+       "2026-12-03T10:00:00Z",
+       "bbbb222",
+       {{"baseline", true, 0, "ok", "", 200, 320},
+        {"channels_last", false, 0, "ok", "", 260, 246}}},
+  };
+  for (const Sweep& s : sweeps) {
+    const int64_t sweep_id = store.BeginSweep(
+        {s.experiment, s.started_at, "box", "0.1.0", s.git_sha, "runx run experiment.yaml"});
+    store.AddSweepEnvironment(sweep_id, {{"host", "box"}, {"torch_version", "1.13.0"}});
+    for (size_t i = 0; i < s.trials.size(); ++i) {
+      store.RecordTrial(MakeTrial(sweep_id, static_cast<int>(i), s.trials[i]));
+    }
+    store.EndSweep(sweep_id, "ok", s.started_at.substr(0, 11) + "11:00:00Z");
+  }
+}
+
+int64_t CountRows(const std::string& path, const std::string& table) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  return db.execAndGet("SELECT count(*) FROM " + table).getInt64();
+}
+
+std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace runx::store::testing
