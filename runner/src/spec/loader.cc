@@ -1,0 +1,262 @@
+// Load / Validate: read the file, parse it, apply overrides, check it, resolve it.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include "spec/checks.h"
+#include "spec/issue.h"
+#include "spec/overrides.h"
+#include "spec/resolve.h"
+#include "spec/schema_check.h"
+#include "spec/spec.h"
+#include "spec/yaml_reader.h"
+
+namespace runx::spec {
+
+extern const char* const kEmbeddedExperimentSchema;
+
+namespace {
+
+/// Reads at most kMaxFileBytes + 1 bytes; `error` is strerror-like on failure.
+bool ReadFile(const std::string& path, std::string* text, std::string* error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block open()
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    *error = std::strerror(S_ISDIR(st.st_mode) ? EISDIR : errno);
+    ::close(fd);
+    return false;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  text->clear();
+  char buffer[65536];
+  while (text->size() <= kMaxFileBytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    text->append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+class Source {
+ public:
+  Source(std::string path, const std::string& text) : path_(std::move(path)) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines_.push_back(std::move(line));
+    }
+  }
+
+  Diagnostic At(Location where, std::string message, std::vector<std::string> notes = {}) const {
+    Diagnostic d;
+    d.file = path_;
+    d.line = where.line;
+    d.column = where.column;
+    d.message = std::move(message);
+    d.notes = std::move(notes);
+    if (where.line > 0 && static_cast<size_t>(where.line) <= lines_.size()) d.source_line = lines_[where.line - 1];
+    return d;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> lines_;
+};
+
+Diagnostic FromIssue(const Source& source, const SourceMap& origins, const std::vector<Override>& overrides,
+                     Issue issue) {
+  const Origin* o = origins.Nearest(issue.pointer);
+  if (o && o->override_index >= 0) {
+    Diagnostic d;
+    d.file = OverrideFile(overrides[static_cast<size_t>(o->override_index)].text);
+    d.message = std::move(issue.message);
+    d.notes = std::move(issue.notes);
+    return d;
+  }
+  const Location where = !o ? Location{} : issue.at_key && o->key.line > 0 ? o->key : o->value;
+  return source.At(where, std::move(issue.message), std::move(issue.notes));
+}
+
+/// Sorted by place (the file's problems by line, then the overrides'), one per message, capped.
+std::vector<Diagnostic> Finish(std::vector<Diagnostic> all, const std::string& path) {
+  std::vector<Diagnostic> unique;
+  for (auto& d : all) {
+    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const Diagnostic& u) {
+      return u.file == d.file && u.line == d.line && u.column == d.column && u.message == d.message;
+    });
+    if (!seen) unique.push_back(std::move(d));
+  }
+  const auto key = [&](const Diagnostic& d) {
+    const int group = d.file != path ? 2 : d.line > 0 ? 1 : 0;
+    return std::make_tuple(group, d.line, d.column);
+  };
+  std::stable_sort(unique.begin(), unique.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  if (unique.size() > kMaxDiagnostics) {
+    const size_t more = unique.size() - kMaxDiagnostics;
+    unique.resize(kMaxDiagnostics);
+    Diagnostic d;
+    d.file = path;
+    d.message = fmt::format("too many errors; {} more not shown", more);
+    unique.push_back(std::move(d));
+  }
+  return unique;
+}
+
+struct Outcome {
+  std::vector<Diagnostic> diagnostics;
+  Experiment experiment;
+};
+
+Outcome Process(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
+                const SchemaSet& schemas) {
+  Outcome out;
+  const Source source(path, text);
+  auto& diags = out.diagnostics;
+  if (text.size() > kMaxFileBytes) {
+    diags.push_back(source.At({}, fmt::format("file is larger than {} MiB; experiment files are a few KiB",
+                                              kMaxFileBytes >> 20)));
+    return out;
+  }
+  YamlDocument yaml = ReadYaml(text, {kMaxNodes, kMaxDepth, kMaxValueBytes});
+  for (auto& p : yaml.problems) diags.push_back(source.At(p.where, std::move(p.message), std::move(p.notes)));
+  if (yaml.fatal) return out;
+  const char* const kShape = "an experiment is a mapping with at least 'name', 'model' and 'data'";
+  if (yaml.empty) {
+    diags.push_back(source.At({}, "empty experiment file; expected a mapping with at least 'name', 'model' and 'data'"));
+    return out;
+  }
+  json& doc = yaml.value;
+  if (!doc.is_object()) {
+    const Origin* o = yaml.origins.Nearest("");
+    diags.push_back(source.At(o ? o->value : Location{},
+                              fmt::format("expected a mapping at the top level, got {}", DescribeValue(doc)), {kShape}));
+    return out;
+  }
+
+  std::vector<Issue> issues = NormaliseOptimizations(&doc, &yaml.origins);
+  for (auto& d : ApplyOverrides(overrides, &doc, &yaml.origins)) diags.push_back(std::move(d));
+  for (auto& i : NormaliseOptimizations(&doc, &yaml.origins)) issues.push_back(std::move(i));
+  for (auto& i : CheckAgainstSchema(schemas.experiment, doc, "", doc)) issues.push_back(std::move(i));
+  for (auto& i : CheckTechniques(doc, schemas)) issues.push_back(std::move(i));
+  for (auto& i : CheckSemantics(doc, yaml.origins, overrides)) issues.push_back(std::move(i));
+  for (auto& i : issues) diags.push_back(FromIssue(source, yaml.origins, overrides, std::move(i)));
+  diags = Finish(std::move(diags), path);
+  if (!diags.empty()) return out;
+
+  FillDefaults(schemas.experiment, schemas.experiment, &doc);
+  for (auto& [name, params] : doc["optimizations"].items())
+    FillDefaults(schemas.techniques.at(name), schemas.techniques.at(name), &params);
+  Experiment& e = out.experiment;
+  e.path = path;
+  e.text = text;
+  e.text_sha256 = Sha256Hex(text);
+  e.config = std::move(doc);
+  e.config_hash = Sha256Hex(e.config.dump());
+  return out;
+}
+
+Outcome ProcessFile(const std::string& path, const std::vector<Override>& overrides, const SchemaSet& schemas) {
+  std::string text, error;
+  if (!ReadFile(path, &text, &error)) {
+    Outcome out;
+    Diagnostic d;
+    d.file = path;
+    d.message = "cannot read file: " + error;
+    out.diagnostics.push_back(std::move(d));
+    return out;
+  }
+  return Process(path, text, overrides, schemas);
+}
+
+}  // namespace
+
+SchemaSet SchemaSet::Load(const std::vector<std::string>& plugin_dirs) {
+  namespace fs = std::filesystem;
+  SchemaSet set;
+  set.experiment = json::parse(kEmbeddedExperimentSchema);  // checked by the build's own tests
+  set.plugin_dirs = plugin_dirs;
+  const std::string suffix = ".schema.json";
+  for (const auto& dir : plugin_dirs) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      const std::string filename = file.filename().string();
+      const std::string technique = filename.substr(0, filename.size() - suffix.size());
+      if (set.techniques.count(technique)) continue;
+      std::string text, error;
+      try {
+        if (!ReadFile(file.string(), &text, &error)) throw std::runtime_error(error);
+        json schema = json::parse(text);
+        ParseSchemaOrThrow(schema);
+        set.techniques.emplace(technique, std::move(schema));
+      } catch (const std::exception& e) {
+        set.errors.push_back(fmt::format("{}: {}", file.string(), e.what()));
+      }
+    }
+  }
+  return set;
+}
+
+Experiment Load(const std::string& path, const std::vector<Override>& overrides, const SchemaSet& schemas) {
+  Outcome out = ProcessFile(path, overrides, schemas);
+  if (!out.diagnostics.empty()) throw SpecError(std::move(out.diagnostics), path);
+  return std::move(out.experiment);
+}
+
+std::vector<Diagnostic> Validate(const std::string& path, const std::vector<Override>& overrides,
+                                 const SchemaSet& schemas) {
+  return ProcessFile(path, overrides, schemas).diagnostics;
+}
+
+Experiment LoadText(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
+                    const SchemaSet& schemas) {
+  Outcome out = Process(path, text, overrides, schemas);
+  if (!out.diagnostics.empty()) throw SpecError(std::move(out.diagnostics), path);
+  return std::move(out.experiment);
+}
+
+std::vector<Diagnostic> ValidateText(const std::string& path, const std::string& text,
+                                     const std::vector<Override>& overrides, const SchemaSet& schemas) {
+  return Process(path, text, overrides, schemas).diagnostics;
+}
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+}  // namespace runx::spec

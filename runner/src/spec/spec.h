@@ -27,12 +27,16 @@ struct Diagnostic {
 /// Thrown by Load when the input is not a valid experiment; carries every problem found.
 class SpecError : public std::runtime_error {
  public:
-  explicit SpecError(std::vector<Diagnostic> diagnostics);
+  /// `path` names the file in the count line ("2 errors in <path>"); by default the first
+  /// diagnostic's file that is not an override.
+  explicit SpecError(std::vector<Diagnostic> diagnostics, std::string path = "");
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  const std::string& path() const { return path_; }
   std::string Render() const;  ///< all diagnostics, one after another, followed by a count line
 
  private:
   std::vector<Diagnostic> diagnostics_;
+  std::string path_;
 };
 
 /// The schemas an experiment is checked against: the experiment schema (embedded from
@@ -41,8 +45,13 @@ class SpecError : public std::runtime_error {
 struct SchemaSet {
   nlohmann::json experiment;
   std::map<std::string, nlohmann::json> techniques;  ///< technique name -> parameter schema
+  std::vector<std::string> plugin_dirs;  ///< where techniques were looked for (named in errors)
+  /// Schema files that could not be used ("<file>: <why>"); their technique is left out, so an
+  /// experiment naming it gets "unknown technique". Callers may print these as warnings.
+  std::vector<std::string> errors;
 
-  /// The embedded experiment schema plus every `*.schema.json` found in `plugin_dirs`.
+  /// The embedded experiment schema plus every `*.schema.json` found in `plugin_dirs`; a name
+  /// found in several directories is taken from the first.
   static SchemaSet Load(const std::vector<std::string>& plugin_dirs);
 };
 
@@ -69,6 +78,19 @@ Experiment Load(const std::string& path, const std::vector<Override>& overrides,
 /// Like Load, but returns the problems instead of throwing (empty when valid).
 std::vector<Diagnostic> Validate(const std::string& path, const std::vector<Override>& overrides,
                                  const SchemaSet& schemas);
+
+/// Load and Validate on text already in memory (stdin, tests); `path` names it in messages.
+Experiment LoadText(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
+                    const SchemaSet& schemas);
+std::vector<Diagnostic> ValidateText(const std::string& path, const std::string& text,
+                                     const std::vector<Override>& overrides, const SchemaSet& schemas);
+
+/// Limits that keep hostile input cheap; every one gives a clear error when exceeded.
+inline constexpr size_t kMaxFileBytes = 1 << 20;     ///< experiment files are a few KiB
+inline constexpr size_t kMaxNodes = 100000;          ///< after expanding YAML aliases
+inline constexpr size_t kMaxDepth = 64;              ///< nested mappings and lists
+inline constexpr size_t kMaxValueBytes = 4096;       ///< one scalar or key
+inline constexpr size_t kMaxDiagnostics = 50;        ///< per file; then "N more errors not shown"
 
 /// sha256 of `data`, lower-case hex.
 std::string Sha256Hex(const std::string& data);

@@ -1,0 +1,101 @@
+#include "spec/overrides.h"
+
+#include <fmt/format.h>
+
+#include "spec/issue.h"
+#include "spec/yaml_reader.h"
+
+namespace runx::spec {
+namespace {
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::vector<std::string> Split(const std::string& key) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+bool IsIndex(const std::string& token, const json& array) {
+  return !token.empty() && token.size() < 10 && token.find_first_not_of("0123456789") == std::string::npos &&
+         std::stoul(token) < array.size();
+}
+
+Diagnostic Problem(const Override& o, std::string message, std::vector<std::string> notes = {}) {
+  Diagnostic d;
+  d.file = OverrideFile(o.text);
+  d.message = std::move(message);
+  d.notes = std::move(notes);
+  return d;
+}
+
+}  // namespace
+
+std::string OverrideFile(const std::string& text) { return "--set " + text; }
+
+std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, json* doc, SourceMap* origins) {
+  std::vector<Diagnostic> problems;
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const Override& o = overrides[i];
+    const size_t eq = o.text.find('=');
+    if (eq == std::string::npos) {
+      problems.push_back(Problem(o, fmt::format("expected 'key=value', got {}", Quote(o.text)),
+                                 {"e.g. --set data.batch_size=128"}));
+      continue;
+    }
+    const std::string key = Trim(o.text.substr(0, eq));
+    const auto path = Split(key);
+    if (key.empty() || std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {
+      problems.push_back(Problem(o, fmt::format("invalid key {}", Quote(key)),
+                                 {"expected a dotted path such as 'data.batch_size' or 'optimizations.amp.dtype'"}));
+      continue;
+    }
+    const std::string text = o.text.substr(eq + 1);
+    YamlDocument value = ReadYaml(text);
+    if (!value.problems.empty()) {
+      problems.push_back(Problem(o, fmt::format("cannot parse value {}: {}", Quote(text), value.problems[0].message),
+                                 value.problems[0].notes));
+      continue;
+    }
+    json* node = doc;
+    std::string pointer;
+    std::string failed;
+    for (size_t k = 0; k < path.size(); ++k) {
+      const std::string& token = path[k];
+      const bool last = k + 1 == path.size();
+      if (!node->is_object() && !(node->is_array() && IsIndex(token, *node))) {
+        failed = fmt::format("cannot set {}: {} is {}, not a mapping", Quote(key),
+                             Quote(DisplayPath(*doc, pointer)), DescribeValue(*node));
+        break;
+      }
+      pointer = PointerAppend(pointer, token);
+      const bool created = node->is_object() && !node->contains(token);
+      json& child = node->is_array() ? (*node)[std::stoul(token)] : (*node)[token];
+      if (last) {
+        origins->EraseSubtree(pointer);
+        child = std::move(value.value);
+      } else if (child.is_null()) {
+        child = json::object();
+      }
+      if (last || created) {  // an existing mapping on the way keeps pointing at the file
+        Origin origin;
+        origin.override_index = static_cast<int>(i);
+        origins->Set(pointer, origin);
+      }
+      node = &child;
+    }
+    if (!failed.empty()) problems.push_back(Problem(o, failed));
+  }
+  return problems;
+}
+
+}  // namespace runx::spec

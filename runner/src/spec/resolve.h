@@ -1,0 +1,19 @@
+#pragma once
+// Internal: the canonical form of a document (optimizations as a map) and schema defaults.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/issue.h"
+#include "spec/source_map.h"
+
+namespace runx::spec {
+
+/// `optimizations: [a, b]` -> `{a: {}, b: {}}`, `a: ~` -> `a: {}`; origins follow the names.
+std::vector<Issue> NormaliseOptimizations(json* doc, SourceMap* origins);
+
+/// Fills the schema's `default`s into `value`, recursively for mappings present (or defaulted).
+/// `root` resolves local `$ref`s.
+void FillDefaults(const json& root, const json& schema, json* value);
+
+}  // namespace runx::spec
