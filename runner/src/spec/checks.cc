@@ -32,21 +32,22 @@ std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas) {
   if (!doc.is_object() || !doc.contains("optimizations") || !doc["optimizations"].is_object()) return issues;
   std::vector<std::string> known;
   for (const auto& [name, schema] : schemas.techniques) known.push_back(name);
+  std::string expected;
+  if (known.empty()) {
+    std::string dirs;
+    for (const auto& d : schemas.plugin_dirs) dirs += (dirs.empty() ? "" : ", ") + Quote(d);
+    expected = dirs.empty() ? "no techniques are installed; build the plugins or add their directory to RUNX_PLUGIN_PATH"
+                            : "no techniques are installed in " + dirs;
+  } else {
+    expected = known.size() == 1 ? "expected " + Quote(known.front()) : "expected one of " + QuotedList(known);
+  }
   for (const auto& [name, params] : doc["optimizations"].items()) {
     const std::string pointer = PointerAppend("/optimizations", name);
     const auto it = schemas.techniques.find(name);
     if (it == schemas.techniques.end()) {
-      std::string note;
-      if (known.empty()) {
-        std::string dirs;
-        for (const auto& d : schemas.plugin_dirs) dirs += (dirs.empty() ? "" : ", ") + Quote(d);
-        note = dirs.empty() ? "no techniques are installed; build the plugins or add their directory to RUNX_PLUGIN_PATH"
-                            : "no techniques are installed in " + dirs;
-      } else {
-        note = known.size() == 1 ? "expected " + Quote(known.front()) : "expected one of " + QuotedList(known);
-        const std::string guess = DidYouMean(name, known);
-        if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
-      }
+      std::string note = expected;
+      const std::string guess = DidYouMean(name, known);
+      if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
       issues.push_back({pointer, true, fmt::format("unknown technique {}", Quote(name)), {note}});
       continue;
     }

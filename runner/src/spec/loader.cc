@@ -76,8 +76,15 @@ class Source {
     d.column = where.column;
     d.message = std::move(message);
     d.notes = std::move(notes);
-    if (where.line > 0 && static_cast<size_t>(where.line) <= lines_.size()) d.source_line = lines_[where.line - 1];
     return d;
+  }
+
+  /// Adds the source lines, once the diagnostics that will be shown are known (a line may be
+  /// long and shared by thousands of problems).
+  void AddSourceLines(std::vector<Diagnostic>* diagnostics) const {
+    for (auto& d : *diagnostics)
+      if (d.file == path_ && d.line > 0 && static_cast<size_t>(d.line) <= lines_.size())
+        d.source_line = lines_[d.line - 1];
   }
 
   const std::string& path() const { return path_; }
@@ -101,29 +108,41 @@ Diagnostic FromIssue(const Source& source, const SourceMap& origins, const std::
   return source.At(where, std::move(issue.message), std::move(issue.notes));
 }
 
-/// Sorted by place (the file's problems by line, then the overrides'), one per message, capped.
-std::vector<Diagnostic> Finish(std::vector<Diagnostic> all, const std::string& path) {
-  std::vector<Diagnostic> unique;
-  for (auto& d : all) {
-    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const Diagnostic& u) {
-      return u.file == d.file && u.line == d.line && u.column == d.column && u.message == d.message;
-    });
-    if (!seen) unique.push_back(std::move(d));
-  }
+/// Sorted by place (the file's problems by line, then the overrides' in their order), one per
+/// message, capped.
+std::vector<Diagnostic> Finish(std::vector<Diagnostic> all, const std::string& path,
+                               const std::vector<Override>& overrides) {
   const auto key = [&](const Diagnostic& d) {
-    const int group = d.file != path ? 2 : d.line > 0 ? 1 : 0;
-    return std::make_tuple(group, d.line, d.column);
+    if (d.file == path) return std::make_tuple(d.line > 0 ? 1 : 0, d.line, d.column);
+    int index = 0;
+    while (static_cast<size_t>(index) < overrides.size() && OverrideFile(overrides[index].text) != d.file) ++index;
+    return std::make_tuple(2, index, 0);
   };
-  std::stable_sort(unique.begin(), unique.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-  if (unique.size() > kMaxDiagnostics) {
-    const size_t more = unique.size() - kMaxDiagnostics;
-    unique.resize(kMaxDiagnostics);
+  std::vector<std::pair<std::tuple<int, int, int>, size_t>> order;
+  order.reserve(all.size());
+  for (size_t i = 0; i < all.size(); ++i) order.emplace_back(key(all[i]), i);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Diagnostic> sorted;
+  size_t kept = 0, run = 0;  // `run`: where the diagnostics of the current place start in `sorted`
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && order[i].first != order[i - 1].first) run = sorted.size();
+    Diagnostic& d = all[order[i].second];
+    const bool repeated = std::any_of(sorted.begin() + static_cast<std::ptrdiff_t>(run), sorted.end(),
+                                      [&](const Diagnostic& u) { return u.message == d.message && u.file == d.file; });
+    if (repeated) continue;
+    if (++kept > kMaxDiagnostics) {
+      run = sorted.size();  // counted, not kept
+      continue;
+    }
+    sorted.push_back(std::move(d));
+  }
+  if (kept > kMaxDiagnostics) {
     Diagnostic d;
     d.file = path;
-    d.message = fmt::format("too many errors; {} more not shown", more);
-    unique.push_back(std::move(d));
+    d.message = fmt::format("too many errors; {} more not shown", kept - kMaxDiagnostics);
+    sorted.push_back(std::move(d));
   }
-  return unique;
+  return sorted;
 }
 
 struct Outcome {
@@ -143,7 +162,10 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   }
   YamlDocument yaml = ReadYaml(text, {kMaxNodes, kMaxDepth, kMaxValueBytes});
   for (auto& p : yaml.problems) diags.push_back(source.At(p.where, std::move(p.message), std::move(p.notes)));
-  if (yaml.fatal) return out;
+  if (yaml.fatal) {
+    source.AddSourceLines(&diags);
+    return out;
+  }
   const char* const kShape = "an experiment is a mapping with at least 'name', 'model' and 'data'";
   if (yaml.empty) {
     diags.push_back(source.At({}, "empty experiment file; expected a mapping with at least 'name', 'model' and 'data'"));
@@ -154,6 +176,7 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
     const Origin* o = yaml.origins.Nearest("");
     diags.push_back(source.At(o ? o->value : Location{},
                               fmt::format("expected a mapping at the top level, got {}", DescribeValue(doc)), {kShape}));
+    source.AddSourceLines(&diags);
     return out;
   }
 
@@ -164,7 +187,8 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   for (auto& i : CheckTechniques(doc, schemas)) issues.push_back(std::move(i));
   for (auto& i : CheckSemantics(doc, yaml.origins, overrides)) issues.push_back(std::move(i));
   for (auto& i : issues) diags.push_back(FromIssue(source, yaml.origins, overrides, std::move(i)));
-  diags = Finish(std::move(diags), path);
+  diags = Finish(std::move(diags), path, overrides);
+  source.AddSourceLines(&diags);
   if (!diags.empty()) return out;
 
   FillDefaults(schemas.experiment, schemas.experiment, &doc);
