@@ -33,6 +33,12 @@ TEST(Overrides, CreateIntermediateMappings) {
   EXPECT_EQ(added["optimizations"]["channels_last"]["inputs"], json(false));
 }
 
+TEST(Overrides, ListItemsByIndex) {
+  EXPECT_EQ(Config({"data.shape.0=3"})["data"]["shape"], json::parse("[3, 28, 28]"));
+  EXPECT_EQ(RenderFile("good.yaml", {"data.shape.3=1"}),
+            "--set data.shape.3=1: error: cannot set 'data.shape.3': 'data.shape' is a list, not a mapping\n");
+}
+
 TEST(Overrides, LaterOverridesWin) {
   EXPECT_EQ(Config({"data.batch_size=8", "data.batch_size=16"})["data"]["batch_size"], json(16));
 }
