@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
@@ -82,12 +83,9 @@ std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const
   }
   // One message per problem.
   std::vector<Issue> unique;
-  for (auto& issue : issues) {
-    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const Issue& u) {
-      return u.pointer == issue.pointer && u.at_key == issue.at_key && u.message == issue.message;
-    });
-    if (!seen) unique.push_back(std::move(issue));
-  }
+  std::set<std::tuple<std::string, bool, std::string>> seen;
+  for (auto& issue : issues)
+    if (seen.emplace(issue.pointer, issue.at_key, issue.message).second) unique.push_back(std::move(issue));
   return unique;
 }
 

@@ -202,7 +202,7 @@ class Builder : public YAML::EventHandler {
     const Anchor& a = it->second;
     if (ExpectingKey()) {
       const json& target = doc_.value.at(json::json_pointer(a.pointer));
-      if (!target.is_string()) NonScalarKey(mark, DescribeValue(target));
+      if (!target.is_string()) return BadKey(mark, DescribeValue(target), /*container_follows=*/false);
       return Key(mark, target.get<std::string>(), true, "");
     }
     Count(At(mark), a.nodes);
@@ -218,14 +218,14 @@ class Builder : public YAML::EventHandler {
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    if (ExpectingKey()) NonScalarKey(mark, "a list");
+    if (ExpectingKey()) BadKey(mark, "a list", true);
     Open(mark, json::array(), anchor);
   }
   void OnSequenceEnd() override { Close(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    if (ExpectingKey()) NonScalarKey(mark, "a mapping");
+    if (ExpectingKey()) BadKey(mark, "a mapping", true);
     Open(mark, json::object(), anchor);
   }
   void OnMapEnd() override { Close(); }
@@ -238,6 +238,8 @@ class Builder : public YAML::EventHandler {
     std::string key;
     Location key_at;
     bool discard = false;  ///< the value of a duplicate key: read, reported, dropped
+    bool bad_key = false;  ///< the pending key was not a string (reported): drop its value
+    bool key_placed = false;  ///< the bad key was a container, already read into scratch
     YAML::anchor_t anchor = YAML::NullAnchor;
     size_t nodes_at_start = 0;
   };
@@ -260,8 +262,15 @@ class Builder : public YAML::EventHandler {
     }
   }
 
-  [[noreturn]] void NonScalarKey(const YAML::Mark& mark, const std::string& got) {
-    throw Fatal{{At(mark), fmt::format("mapping keys must be strings, got {}", got), {}}};
+  /// A key that is a list or mapping (or an alias of one): reported; the key and its value are
+  /// read but dropped.
+  void BadKey(const YAML::Mark& mark, const std::string& got, bool container_follows) {
+    if (!Discarding()) doc_.problems.push_back({At(mark), fmt::format("mapping keys must be strings, got {}", got), {}});
+    Frame& top = stack_.back();
+    top.has_key = true;
+    top.bad_key = true;
+    top.key_placed = !container_follows;
+    top.key_at = At(mark);
   }
 
   void Key(const YAML::Mark& mark, const std::string& text, bool is_string, const std::string& got) {
@@ -298,6 +307,16 @@ class Builder : public YAML::EventHandler {
       top.node->push_back(std::move(value));
       slot = &top.node->back();
       discard = top.discard;
+    } else if (top.bad_key && container && top.node->is_object() && !top.key_placed) {
+      top.key_placed = true;  // the key itself, a list or mapping
+      scratch_.push_back(std::move(value));
+      slot = &scratch_.back();
+      discard = true;
+    } else if (top.bad_key) {
+      top.has_key = top.bad_key = top.key_placed = false;
+      scratch_.push_back(std::move(value));
+      slot = &scratch_.back();
+      discard = true;
     } else {
       top.has_key = false;
       pointer = PointerAppend(top.pointer, top.key);
@@ -326,7 +345,13 @@ class Builder : public YAML::EventHandler {
       if (stack_.size() >= limits_.max_depth) {
         throw Fatal{{at, fmt::format("mappings and lists nest more than {} levels deep", limits_.max_depth), {}}};
       }
-      stack_.push_back(Frame{slot, pointer, false, {}, {}, discard, anchor, count_});
+      Frame frame;
+      frame.node = slot;
+      frame.pointer = pointer;
+      frame.discard = discard;
+      frame.anchor = anchor;
+      frame.nodes_at_start = count_;
+      stack_.push_back(std::move(frame));
     }
     return {slot, pointer};
   }
