@@ -207,13 +207,12 @@ class Builder : public YAML::EventHandler {
     }
     Count(At(mark), a.nodes);
     json copy = doc_.value.at(json::json_pointer(a.pointer));
-    const auto [slot, pointer] = Place(At(mark), std::move(copy), YAML::NullAnchor, false, /*counted=*/true);
-    if (!Discarding()) {
-      const Origin root = *doc_.origins.Nearest(pointer);
-      doc_.origins.CopySubtree(a.pointer, pointer);
-      doc_.origins.Set(pointer, root);
+    const Placed placed = Place(At(mark), std::move(copy), YAML::NullAnchor, false, /*counted=*/true);
+    if (!placed.discarded) {  // inside: where the anchor wrote it; the copy itself: the alias
+      const Origin root = *doc_.origins.Nearest(placed.pointer);
+      doc_.origins.CopySubtree(a.pointer, placed.pointer);
+      doc_.origins.Set(placed.pointer, root);
     }
-    (void)slot;
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -288,10 +287,13 @@ class Builder : public YAML::EventHandler {
     top.key_at = At(mark);
   }
 
-  /// Stores `value` where the parser is (root, next list item, or the value of the pending key);
-  /// returns its slot and pointer.
-  std::pair<json*, std::string> Place(Location at, json value, YAML::anchor_t anchor, bool container,
-                                      bool counted = false) {
+  struct Placed {
+    std::string pointer;
+    bool discarded = false;
+  };
+
+  /// Stores `value` where the parser is (root, next list item, or the value of the pending key).
+  Placed Place(Location at, json value, YAML::anchor_t anchor, bool container, bool counted = false) {
     if (!counted) Count(at, 1);
     json* slot = nullptr;
     std::string pointer;
@@ -353,7 +355,7 @@ class Builder : public YAML::EventHandler {
       frame.nodes_at_start = count_;
       stack_.push_back(std::move(frame));
     }
-    return {slot, pointer};
+    return {pointer, discard};
   }
 
   void Open(const YAML::Mark& mark, json empty, YAML::anchor_t anchor) {

@@ -84,6 +84,14 @@ TEST(YamlReader, CopiesAliasesAndPointsAtTheAlias) {
   EXPECT_EQ(doc.origins.Nearest("/more/lr")->value.line, 1);  // inside: where the anchor wrote it
 }
 
+TEST(YamlReader, AnAliasAsADuplicateValueLeavesTheFirstAlone) {
+  const YamlDocument doc = ReadYaml("x: &x {a: 1}\ny:\n  b: 2\n  c: 3\ny: *x\n");
+  EXPECT_EQ(doc.value["y"], json::parse(R"({"b": 2, "c": 3})"));
+  EXPECT_EQ(doc.origins.Nearest("/y/b")->value.line, 3);
+  EXPECT_EQ(doc.origins.Nearest("/y")->key.line, 2);
+  EXPECT_EQ(doc.origins.Nearest("/y/a"), doc.origins.Nearest("/y"));
+}
+
 TEST(YamlReader, EmptyInputs) {
   for (const char* text : {"", "\n\n", "# only a comment\n", "---\n", "~\n"}) {
     const YamlDocument doc = ReadYaml(text);
