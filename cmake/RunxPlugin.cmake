@@ -8,6 +8,7 @@ function(runx_add_plugin name)
   endif()
   add_library(${name} MODULE ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE runx::plugin_api)
+  runx_use_pch(${name})
   set_target_properties(${name} PROPERTIES
     PREFIX "lib" OUTPUT_NAME ${name}
     LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR}

@@ -38,7 +38,7 @@ class GradScaler {
       for (auto& p : g.params())
         if (p.grad().defined()) grads.push_back(p.grad());
     found_inf_.zero_();
-    auto inv = scale_.double_().reciprocal().to(torch::kFloat);
+    auto inv = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
     if (device_.is_cuda()) {
       at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv);
     } else {

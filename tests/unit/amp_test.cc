@@ -13,8 +13,8 @@ struct Net : torch::nn::Module {
 };
 
 struct Rig {
-  explicit Rig(nlohmann::json params, nlohmann::json config = {{"precision", "fp32"}})
-      : net(std::make_shared<Net>()), trial(config, net), amp(testing::LoadTechnique("amp", params)) {
+  explicit Rig(nlohmann::json params, double input_gain = 1.0, nlohmann::json config = {{"precision", "fp32"}})
+      : gain(input_gain), net(std::make_shared<Net>()), trial(config, net), amp(testing::LoadTechnique("amp", params)) {
     amp->on_setup(trial);
     Step base;
     base.forward = [this](Batch& b) {
@@ -30,12 +30,13 @@ struct Rig {
     step = amp->wrap_step(base, trial);
   }
   torch::Tensor Run() {
-    Batch b{torch::randn({16, 8}), torch::randint(4, {16}, torch::kLong)};
+    Batch b{torch::randn({16, 8}) * gain, torch::randint(4, {16}, torch::kLong)};
     auto loss = step.forward(b);
     step.backward(loss);
     step.update();
     return loss;
   }
+  double gain;
   std::shared_ptr<Net> net;
   testing::FakeTrial trial;
   std::unique_ptr<Technique> amp;
@@ -44,23 +45,24 @@ struct Rig {
 };
 
 TEST(Amp, AutocastsMatmulToBf16AndKeepsLossFp32) {
-  Rig rig({{"dtype", "bf16"}});
+  Rig rig(nlohmann::json{{"dtype", "bf16"}});
   auto loss = rig.Run();
   EXPECT_EQ(rig.seen_dtype, c10::kBFloat16);  // the Linear ran in bf16
   EXPECT_EQ(loss.scalar_type(), c10::kFloat);  // cross_entropy autocasts to fp32
   EXPECT_FALSE(compat::IsAutocastEnabled(c10::DeviceType::CPU));  // the scope was closed
-  Rig off({{"dtype", "bf16"}});
+  Rig off(nlohmann::json{{"dtype", "bf16"}});
   EXPECT_EQ(off.net->fc(torch::randn({1, 8})).scalar_type(), c10::kFloat);  // outside the step: fp32
 }
 
 TEST(Amp, LossScaleBacksOffOnOverflowAndSkipsTheStep) {
-  // 3e38 * loss (~1.4) overflows fp32: the gradients are inf, the step must be skipped.
-  Rig rig({{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 3e38}});
+  // Inputs of magnitude ~1000 give weight gradients ~100: scaled by 3e38 they overflow fp32, so
+  // the first step must be skipped and the scale halved until the scaled gradients fit.
+  Rig rig(nlohmann::json{{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 3e38}}, 1000.0);
   const auto before = rig.net->fc->weight.clone();
   rig.Run();
   EXPECT_DOUBLE_EQ(rig.trial.Last("loss_scale"), static_cast<double>(3e38f) * 0.5);
   EXPECT_TRUE(torch::equal(before, rig.net->fc->weight));  // skipped
-  for (int i = 0; i < 5; ++i) rig.Run();
+  for (int i = 0; i < 30; ++i) rig.Run();
   EXPECT_LT(rig.trial.Last("loss_scale"), 1e38);
   EXPECT_FALSE(torch::equal(before, rig.net->fc->weight));  // later steps applied
   rig.amp->on_finish(rig.trial);
@@ -68,7 +70,7 @@ TEST(Amp, LossScaleBacksOffOnOverflowAndSkipsTheStep) {
 }
 
 TEST(Amp, LossScaleGrowsAfterCleanInterval) {
-  Rig rig({{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 4.0}, {"growth_interval", 2}});
+  Rig rig(nlohmann::json{{"dtype", "bf16"}, {"loss_scale", "dynamic"}, {"init_scale", 4.0}, {"growth_interval", 2}});
   rig.Run();
   EXPECT_DOUBLE_EQ(rig.trial.Last("loss_scale"), 4.0);
   rig.Run();
@@ -76,7 +78,7 @@ TEST(Amp, LossScaleGrowsAfterCleanInterval) {
 }
 
 TEST(Amp, Bf16HasNoLossScalingByDefault) {
-  Rig rig({{"dtype", "bf16"}});
+  Rig rig(nlohmann::json{{"dtype", "bf16"}});
   rig.Run();
   EXPECT_TRUE(std::isnan(rig.trial.Last("loss_scale")));
 }

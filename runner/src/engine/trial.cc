@@ -136,7 +136,8 @@ std::string TrialLabel(const nlohmann::json& config) {
   std::vector<std::string> parts;
   const std::string precision = config.value("precision", "fp32");
   if (precision != "fp32") parts.push_back(precision);
-  for (auto& [name, params] : config.value("optimizations", nlohmann::json::object()).items()) {
+  const auto techniques = config.value("optimizations", nlohmann::json::object());
+  for (auto& [name, params] : techniques.items()) {
     if (name == "amp" && precision != "fp32") continue;  // amp is how fp16/bf16 is carried out
     parts.push_back(name);
   }
@@ -171,7 +172,8 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   Context ctx(config, device, rec.metrics, notes, active);
   try {
     // Techniques: create, configure, check.
-    for (auto& [name, params] : EffectiveTechniques(config).items()) {
+    const auto techniques = EffectiveTechniques(config);
+    for (auto& [name, params] : techniques.items()) {
       try {
         active.push_back({name, registry.Create(name, params)});
       } catch (const std::exception& e) {

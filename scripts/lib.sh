@@ -1,0 +1,46 @@
+# Shared by ./runx and ./scripts/test: install missing Debian packages, configure, build.
+# Sourced, not run. Everything the project needs is listed in scripts/debian-packages.txt.
+
+runx_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+runx_build_dir="${RUNX_BUILD_DIR:-$runx_root/build}"
+
+runx_missing_packages() {
+  local pkg missing=()
+  while read -r pkg; do
+    [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done < "$runx_root/scripts/debian-packages.txt"
+  echo "${missing[@]:-}"
+}
+
+runx_ensure_packages() {
+  local missing
+  missing="$(runx_missing_packages)"
+  [[ -z "$missing" ]] && return 0
+  if [[ "$(id -u)" != 0 ]]; then
+    echo "runx: missing Debian packages. Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y $missing" >&2
+    exit 1
+  fi
+  echo "runx: installing Debian packages: $missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >&2 \
+    || { echo "runx: apt-get failed (see above)" >&2; exit 1; }
+}
+
+# runx_build TARGET...: configure once (Release, Ninja, ccache), then build incrementally.
+runx_build() {
+  local log="$runx_build_dir/build.log"
+  if [[ ! -f "$runx_build_dir/build.ninja" ]]; then
+    echo "runx: configuring into $runx_build_dir" >&2
+    mkdir -p "$runx_build_dir"
+    cmake -S "$runx_root" -B "$runx_build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 \
+      || { tail -30 "$log" >&2; echo "runx: cmake configure failed (full log: $log)" >&2; exit 1; }
+  fi
+  if ! ninja -C "$runx_build_dir" -n "$@" 2>/dev/null | grep -q "no work to do"; then
+    echo "runx: building $* (the first build takes several minutes; log: $log)" >&2
+  fi
+  cmake --build "$runx_build_dir" --target "$@" -- -j"$(nproc)" >>"$log" 2>&1 \
+    || { grep -E "error|FAILED" "$log" | tail -20 >&2; echo "runx: build failed (full log: $log)" >&2; exit 1; }
+}

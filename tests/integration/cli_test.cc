@@ -1,0 +1,174 @@
+// The runx binary, started the way users start it, on real experiment files and a real store.
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out;  // stdout and stderr together
+  double seconds;
+};
+
+Result Run(const std::string& args) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string cmd = std::string(RUNX_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int rc = pclose(p);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("runx_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runx.db").string();
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string Tiny(const std::string& extra = "") {
+    return Write("tiny.yaml",
+                 "name: tiny\n"
+                 "device: cpu\n"
+                 "model: {name: mlp, hidden: [64]}\n"
+                 "data: {source: fashion-mnist, batch_size: 100, train_limit: 3000}\n"
+                 "train:\n"
+                 "  optimizer: {name: adamw, lr: 0.002}\n"
+                 "  warmup_steps: 2\n"
+                 "  epochs: 1\n" + extra);
+  }
+  fs::path dir_;
+  std::string db_;
+};
+
+TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
+  auto r = Run(Tiny() + " --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("results: " + db_), std::string::npos) << r.out;
+
+  auto q = Run("query --db " + db_ + " --format json \"SELECT label, status, device, samples_per_s, accuracy, "
+               "step_ms_median FROM trial_summary\"");
+  ASSERT_EQ(q.status, 0) << q.out;
+  auto rows = nlohmann::json::parse(q.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["label"], "baseline");
+  EXPECT_EQ(rows[0]["status"], "ok");
+  EXPECT_EQ(rows[0]["device"], "cpu");
+  EXPECT_GT(rows[0]["samples_per_s"].get<double>(), 0);
+  EXPECT_GT(rows[0]["accuracy"].get<double>(), 0.6);  // 30 steps of a small MLP on real data
+
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE phase = 'measure'").getInt(), 30);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE phase = 'warmup'").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'libtorch_version' LIMIT 1").getString().empty(), false);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+
+  auto csv = Run("query --db " + db_ + " --format csv \"SELECT label, status FROM trial_summary\"");
+  EXPECT_EQ(csv.out, "label,status\r\nbaseline,ok\r\n");
+}
+
+TEST_F(Cli, QueryIsReadOnly) {
+  ASSERT_EQ(Run(Tiny() + " --db " + db_ + " --set train.epochs=0.04 -q").status, 0);
+  auto r = Run("query --db " + db_ + " \"DELETE FROM trials\"");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("error: runx query is read-only: the statement would modify the store"), std::string::npos) << r.out;
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 1);
+}
+
+TEST_F(Cli, SetOverridesAreTypedAndChecked) {
+  auto ok = Run(Tiny() + " --db " + db_ + " --set train.epochs=0.05 --set data.batch_size=50 -q");
+  ASSERT_EQ(ok.status, 0) << ok.out;
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM metrics WHERE name = 'batch_size'").getDouble(), 50);
+  auto bad = Run(Tiny() + " --db " + db_ + " --set data.batch_size=-3");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("--set data.batch_size=-3: error: 'data.batch_size' must be >= 1, got -3"), std::string::npos) << bad.out;
+}
+
+TEST_F(Cli, FailingTechniqueIsARecordedTrialNotACrash) {
+  setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
+  auto r = Run(Tiny("optimizations:\n  test_throws: {message: exploded}\n") + " --db " + db_);
+  unsetenv("RUNX_PLUGIN_PATH");
+  EXPECT_EQ(r.status, 0) << r.out;
+  auto q = Run("query --db " + db_ + " --format json \"SELECT status, error FROM trial_summary\"");
+  auto rows = nlohmann::json::parse(q.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["status"], "failed");
+  EXPECT_EQ(rows[0]["error"], "technique 'test_throws' failed in on_setup: exploded");
+}
+
+TEST_F(Cli, ValidateAcceptsShippedExperiments) {
+  auto r = Run("validate " RUNX_SOURCE_DIR "/experiments/quickstart.yaml " RUNX_SOURCE_DIR "/experiments/resnet50.yaml");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST_F(Cli, ValidateReportsEveryBrokenFileQuickly) {
+  const auto bad1 = Write("unknown_key.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: synthetic, batchsize: 4}\n");
+  const auto bad2 = Write("empty.yaml", "");
+  const auto bomb = Write("bomb.yaml",
+                          "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                          "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                          "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+                          "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n");
+  std::string deep(100000, '[');
+  const auto nest = Write("deep.yaml", "name: " + deep + "\n");
+  auto r = Run("validate " + bad1 + " " + bad2 + " " + bomb + " " + nest);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_LT(r.seconds, 5.0);
+  EXPECT_NE(r.out.find(bad1 + ":3:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'batch_size'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(bad2 + ": error: empty experiment file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(bomb + ":"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(nest + ":"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, DoctorAndPlugins) {
+  auto d = Run("doctor");
+  EXPECT_EQ(d.status, 0) << d.out;
+  for (const char* k : {"LibTorch", "MPS", "CUDA", "cuDNN", "threads", "device: auto", "autocast"})
+    EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
+  auto p = Run("plugins");
+  EXPECT_EQ(p.status, 0) << p.out;
+  EXPECT_NE(p.out.find("amp"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("channels_last"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("v1"), std::string::npos) << p.out;
+}
+
+TEST_F(Cli, UnknownCommandLineOptionIsAUsageError) {
+  EXPECT_EQ(Run("query").status, 2);
+  EXPECT_EQ(Run("run").status, 2);
+}
+
+// The quickstart as users run it (real Fashion-MNIST, full epoch on the CPU): the accuracy claim.
+TEST_F(Cli, QuickstartReachesEightyPercent) {
+  auto r = Run(std::string(RUNX_SOURCE_DIR) + "/experiments/quickstart.yaml --db " + db_ + " -q");
+  ASSERT_EQ(r.status, 0) << r.out;
+  SQLite::Database db(db_);
+  const double acc = db.execAndGet("SELECT accuracy FROM trial_summary").getDouble();
+  std::printf("quickstart accuracy %.4f in %.1f s\n", acc, r.seconds);
+  EXPECT_GE(acc, 0.80);
+}
+
+}  // namespace
