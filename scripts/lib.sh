@@ -33,13 +33,10 @@ runx_ensure_packages() {
 runx_build() {
   local log="$runx_build_dir/build.log"
   if [[ ! -f "$runx_build_dir/build.ninja" ]]; then
-    echo "runx: configuring into $runx_build_dir" >&2
+    echo "runx: configuring and building into $runx_build_dir (the first build takes several minutes; log: $log)" >&2
     mkdir -p "$runx_build_dir"
     cmake -S "$runx_root" -B "$runx_build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 \
       || { tail -30 "$log" >&2; echo "runx: cmake configure failed (full log: $log)" >&2; exit 1; }
-  fi
-  if ! ninja -C "$runx_build_dir" -n "$@" 2>/dev/null | grep -q "no work to do"; then
-    echo "runx: building $* (the first build takes several minutes; log: $log)" >&2
   fi
   cmake --build "$runx_build_dir" --target "$@" -- -j"$(nproc)" >>"$log" 2>&1 \
     || { grep -E "error|FAILED" "$log" | tail -20 >&2; echo "runx: build failed (full log: $log)" >&2; exit 1; }

@@ -21,7 +21,7 @@ struct Result {
   double seconds;
 };
 
-Result Run(const std::string& args) {
+Result Runx(const std::string& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string cmd = std::string(RUNX_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -62,12 +62,12 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
-  auto r = Run(Tiny() + " --db " + db_);
+  auto r = Runx(Tiny() + " --db " + db_);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("results: " + db_), std::string::npos) << r.out;
 
-  auto q = Run("query --db " + db_ + " --format json \"SELECT label, status, device, samples_per_s, accuracy, "
+  auto q = Runx("query --db " + db_ + " --format json \"SELECT label, status, device, samples_per_s, accuracy, "
                "step_ms_median FROM trial_summary\"");
   ASSERT_EQ(q.status, 0) << q.out;
   auto rows = nlohmann::json::parse(q.out);
@@ -84,13 +84,13 @@ TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
   EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'libtorch_version' LIMIT 1").getString().empty(), false);
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
 
-  auto csv = Run("query --db " + db_ + " --format csv \"SELECT label, status FROM trial_summary\"");
+  auto csv = Runx("query --db " + db_ + " --format csv \"SELECT label, status FROM trial_summary\"");
   EXPECT_EQ(csv.out, "label,status\r\nbaseline,ok\r\n");
 }
 
 TEST_F(Cli, QueryIsReadOnly) {
-  ASSERT_EQ(Run(Tiny() + " --db " + db_ + " --set train.epochs=0.04 -q").status, 0);
-  auto r = Run("query --db " + db_ + " \"DELETE FROM trials\"");
+  ASSERT_EQ(Runx(Tiny() + " --db " + db_ + " --set train.epochs=0.04 -q").status, 0);
+  auto r = Runx("query --db " + db_ + " \"DELETE FROM trials\"");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("error: runx query is read-only: the statement would modify the store"), std::string::npos) << r.out;
   SQLite::Database db(db_);
@@ -98,21 +98,21 @@ TEST_F(Cli, QueryIsReadOnly) {
 }
 
 TEST_F(Cli, SetOverridesAreTypedAndChecked) {
-  auto ok = Run(Tiny() + " --db " + db_ + " --set train.epochs=0.05 --set data.batch_size=50 -q");
+  auto ok = Runx(Tiny() + " --db " + db_ + " --set train.epochs=0.05 --set data.batch_size=50 -q");
   ASSERT_EQ(ok.status, 0) << ok.out;
   SQLite::Database db(db_);
-  EXPECT_EQ(db.execAndGet("SELECT value FROM metrics WHERE name = 'batch_size'").getDouble(), 50);
-  auto bad = Run(Tiny() + " --db " + db_ + " --set data.batch_size=-3");
+  EXPECT_EQ(static_cast<double>(db.execAndGet("SELECT value FROM metrics WHERE name = 'batch_size'").getDouble()), 50);
+  auto bad = Runx(Tiny() + " --db " + db_ + " --set data.batch_size=-3");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.out.find("--set data.batch_size=-3: error: 'data.batch_size' must be >= 1, got -3"), std::string::npos) << bad.out;
 }
 
 TEST_F(Cli, FailingTechniqueIsARecordedTrialNotACrash) {
   setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
-  auto r = Run(Tiny("optimizations:\n  test_throws: {message: exploded}\n") + " --db " + db_);
+  auto r = Runx(Tiny("optimizations:\n  test_throws: {message: exploded}\n") + " --db " + db_);
   unsetenv("RUNX_PLUGIN_PATH");
   EXPECT_EQ(r.status, 0) << r.out;
-  auto q = Run("query --db " + db_ + " --format json \"SELECT status, error FROM trial_summary\"");
+  auto q = Runx("query --db " + db_ + " --format json \"SELECT status, error FROM trial_summary\"");
   auto rows = nlohmann::json::parse(q.out);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["status"], "failed");
@@ -120,7 +120,7 @@ TEST_F(Cli, FailingTechniqueIsARecordedTrialNotACrash) {
 }
 
 TEST_F(Cli, ValidateAcceptsShippedExperiments) {
-  auto r = Run("validate " RUNX_SOURCE_DIR "/experiments/quickstart.yaml " RUNX_SOURCE_DIR "/experiments/resnet50.yaml");
+  auto r = Runx("validate " RUNX_SOURCE_DIR "/experiments/quickstart.yaml " RUNX_SOURCE_DIR "/experiments/resnet50.yaml");
   EXPECT_EQ(r.status, 0) << r.out;
 }
 
@@ -134,7 +134,7 @@ TEST_F(Cli, ValidateReportsEveryBrokenFileQuickly) {
                           "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n");
   std::string deep(100000, '[');
   const auto nest = Write("deep.yaml", "name: " + deep + "\n");
-  auto r = Run("validate " + bad1 + " " + bad2 + " " + bomb + " " + nest);
+  auto r = Runx("validate " + bad1 + " " + bad2 + " " + bomb + " " + nest);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_LT(r.seconds, 5.0);
   EXPECT_NE(r.out.find(bad1 + ":3:"), std::string::npos) << r.out;
@@ -145,11 +145,11 @@ TEST_F(Cli, ValidateReportsEveryBrokenFileQuickly) {
 }
 
 TEST_F(Cli, DoctorAndPlugins) {
-  auto d = Run("doctor");
+  auto d = Runx("doctor");
   EXPECT_EQ(d.status, 0) << d.out;
   for (const char* k : {"LibTorch", "MPS", "CUDA", "cuDNN", "threads", "device: auto", "autocast"})
     EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
-  auto p = Run("plugins");
+  auto p = Runx("plugins");
   EXPECT_EQ(p.status, 0) << p.out;
   EXPECT_NE(p.out.find("amp"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("channels_last"), std::string::npos) << p.out;
@@ -157,13 +157,13 @@ TEST_F(Cli, DoctorAndPlugins) {
 }
 
 TEST_F(Cli, UnknownCommandLineOptionIsAUsageError) {
-  EXPECT_EQ(Run("query").status, 2);
-  EXPECT_EQ(Run("run").status, 2);
+  EXPECT_EQ(Runx("query").status, 2);
+  EXPECT_EQ(Runx("run").status, 2);
 }
 
 // The quickstart as users run it (real Fashion-MNIST, full epoch on the CPU): the accuracy claim.
 TEST_F(Cli, QuickstartReachesEightyPercent) {
-  auto r = Run(std::string(RUNX_SOURCE_DIR) + "/experiments/quickstart.yaml --db " + db_ + " -q");
+  auto r = Runx(std::string(RUNX_SOURCE_DIR) + "/experiments/quickstart.yaml --db " + db_ + " -q");
   ASSERT_EQ(r.status, 0) << r.out;
   SQLite::Database db(db_);
   const double acc = db.execAndGet("SELECT accuracy FROM trial_summary").getDouble();

@@ -143,8 +143,9 @@ void StepTimer::Mark() {
 #ifdef RUNX_WITH_CUDA
   if (impl_->events) return impl_->events->Mark();
 #endif
-  // MPS: synchronize at each boundary, so the host clock measures finished work.
-  if (impl_->device.is_mps()) compat::MpsSynchronize();
+  // Without events (MPS; CUDA when built without CUDA support): synchronize at each boundary,
+  // so the host clock measures finished work, never queued work.
+  if (!impl_->device.is_cpu()) Synchronize(impl_->device);
   impl_->marks.push_back(std::chrono::steady_clock::now());
 }
 

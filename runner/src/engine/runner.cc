@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -159,11 +160,16 @@ int Doctor() {
   }
   row("device: auto", autodev);
   std::vector<std::string> amp;
+  const auto devices = AvailableDevices();
+  const auto usable = [&](c10::DeviceType d) {
+    const std::string name = d == c10::DeviceType::CUDA ? "cuda:0" : d == c10::DeviceType::MPS ? "mps" : "cpu";
+    return std::find(devices.begin(), devices.end(), name) != devices.end();
+  };
   for (auto dev : {c10::DeviceType::CPU, c10::DeviceType::CUDA, c10::DeviceType::MPS})
     for (auto dt : {c10::kBFloat16, c10::kHalf})
-      if (compat::AutocastSupported(dev, dt, nullptr))
+      if (usable(dev) && compat::AutocastSupported(dev, dt, nullptr))
         amp.push_back(fmt::format("{}/{}", c10::DeviceTypeName(dev, true), dt == c10::kHalf ? "fp16" : "bf16"));
-  row("autocast (this build)", fmt::format("{}", fmt::join(amp, ", ")));
+  row("autocast here", fmt::format("{}", fmt::join(amp, ", ")));
   const auto dirs = plugins::PluginDirs();
   const auto registry = plugins::Registry::Discover(dirs);
   row("plugins", fmt::format("{} found in {}", registry.plugins().size(), fmt::join(dirs, ":")));
