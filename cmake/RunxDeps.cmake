@@ -5,7 +5,6 @@ find_package(SQLiteCpp REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(valijson REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(fmt REQUIRED)
 find_package(Boost 1.81 REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
@@ -23,13 +22,12 @@ if(TORCH_CUDA_LIBRARIES)
 endif()
 message(STATUS "runx: LibTorch ${Torch_VERSION}, CUDA support: ${RUNX_WITH_CUDA}")
 
-# fmt header-only: LibTorch 2.x bundles fmt 12 headers that shadow Debian's fmt 9.
+# fmt header-only (libfmt-dev's headers; no library, no CMake package: its config wants the
+# shared libfmt). LibTorch 2.x bundles fmt 12 headers that shadow Debian's fmt 9 where both are on
+# the include path, so runx uses only the API both have.
+find_path(RUNX_FMT_INCLUDE_DIR fmt/format.h REQUIRED)
 add_library(runx_fmt INTERFACE)
 target_compile_definitions(runx_fmt INTERFACE FMT_HEADER_ONLY=1)
-get_target_property(_fmt_inc fmt::fmt-header-only INTERFACE_INCLUDE_DIRECTORIES)
-if(_fmt_inc)
-  target_include_directories(runx_fmt SYSTEM INTERFACE ${_fmt_inc})
-endif()
 
 # Boost.DLL header-only with std::filesystem.
 add_library(runx_boost_dll INTERFACE)
