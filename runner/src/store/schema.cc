@@ -154,6 +154,58 @@ FROM steps st
 WHERE st.phase = 'measure';
 )sql";
 
+// Version 2: the report's per-variant figures (variant_stats) and the speedups view with the
+// variant's bootstrap interval appended after its version 1 columns.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE variant_stats (
+  sweep_id        INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  label           TEXT NOT NULL,
+  is_baseline     INTEGER NOT NULL DEFAULT 0 CHECK (is_baseline IN (0, 1)),
+  trials          INTEGER NOT NULL CHECK (trials >= 0),
+  ok_trials       INTEGER NOT NULL CHECK (ok_trials >= 0 AND ok_trials <= trials),
+  step_ms_median  REAL,
+  step_ms_p10     REAL,
+  step_ms_p90     REAL,
+  samples_per_s   REAL,
+  speedup         REAL,
+  speedup_ci_low  REAL,
+  speedup_ci_high REAL,
+  significant     INTEGER CHECK (significant IN (0, 1)),
+  accuracy_delta  REAL,
+  resamples       INTEGER,
+  seed            INTEGER,
+  PRIMARY KEY (sweep_id, label)
+);
+
+DROP VIEW speedups;
+CREATE VIEW speedups AS
+WITH baseline AS (
+  SELECT sweep_id, AVG(samples_per_s) AS samples_per_s, AVG(step_ms_median) AS step_ms_median
+  FROM trial_summary
+  WHERE is_baseline = 1 AND status = 'ok'
+  GROUP BY sweep_id
+)
+SELECT
+  ts.trial_id AS trial_id,
+  ts.sweep_id AS sweep_id,
+  ts.experiment AS experiment,
+  ts.label AS label,
+  ts.status AS status,
+  ts.samples_per_s AS samples_per_s,
+  b.samples_per_s AS baseline_samples_per_s,
+  ts.samples_per_s / b.samples_per_s AS speedup,
+  ts.step_ms_median AS step_ms_median,
+  b.step_ms_median AS baseline_step_ms_median,
+  ts.is_baseline AS is_baseline,
+  ts.repeat_index AS repeat_index,
+  vs.speedup_ci_low AS speedup_ci_low,
+  vs.speedup_ci_high AS speedup_ci_high,
+  vs.significant AS significant
+FROM trial_summary ts
+LEFT JOIN baseline b ON b.sweep_id = ts.sweep_id
+LEFT JOIN variant_stats vs ON vs.sweep_id = ts.sweep_id AND vs.label = ts.label;
+)sql";
+
 bool TableExists(SQLite::Database& db, const char* name) {
   SQLite::Statement q(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?");
   q.bind(1, name);
@@ -182,6 +234,7 @@ void CheckNotNewer(int version, int latest, const std::string& path) {
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
+      {2, kSchemaV2},
   };
   return kMigrations;
 }

@@ -267,4 +267,86 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
   }
 }
 
+std::optional<int64_t> Store::FindOkTrial(const std::string& config_hash) {
+  try {
+    SQLite::Statement find(*db_,
+                           "SELECT id FROM trials WHERE config_hash = ? AND status = 'ok' "
+                           "ORDER BY id DESC LIMIT 1");
+    find.bind(1, config_hash);
+    if (!find.executeStep()) return std::nullopt;
+    return find.getColumn(0).getInt64();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot look up configuration '{}' in '{}': {}", config_hash,
+                                 path_, e.what()));
+  }
+}
+
+int Store::MarkInterruptedSweeps(const std::string& finished_at) {
+  try {
+    SQLite::Statement update(*db_,
+                             "UPDATE sweeps SET status = 'interrupted', "
+                             "finished_at = coalesce(finished_at, ?) WHERE status = 'running'");
+    BindTextOrNull(update, 1, finished_at);
+    return update.exec();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(
+        fmt::format("cannot mark interrupted sweeps in '{}': {}", path_, e.what()));
+  }
+}
+
+namespace {
+
+template <typename T>
+void BindOptional(SQLite::Statement& s, int index, const std::optional<T>& value) {
+  if (value) {
+    s.bind(index, *value);
+  } else {
+    s.bind(index);
+  }
+}
+
+}  // namespace
+
+void Store::RecordVariantStats(int64_t sweep_id, const std::vector<VariantStatsRow>& rows) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement clear(*db_, "DELETE FROM variant_stats WHERE sweep_id = ?");
+    clear.bind(1, sweep_id);
+    clear.exec();
+    SQLite::Statement insert(
+        *db_,
+        "INSERT INTO variant_stats (sweep_id, label, is_baseline, trials, ok_trials, "
+        "step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, speedup, speedup_ci_low, "
+        "speedup_ci_high, significant, accuracy_delta, resamples, seed) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const VariantStatsRow& r : rows) {
+      insert.bind(1, sweep_id);
+      insert.bind(2, r.label);
+      insert.bind(3, r.is_baseline ? 1 : 0);
+      insert.bind(4, r.trials);
+      insert.bind(5, r.ok_trials);
+      BindOptional(insert, 6, r.step_ms_median);
+      BindOptional(insert, 7, r.step_ms_p10);
+      BindOptional(insert, 8, r.step_ms_p90);
+      BindOptional(insert, 9, r.samples_per_s);
+      BindOptional(insert, 10, r.speedup);
+      BindOptional(insert, 11, r.speedup_ci_low);
+      BindOptional(insert, 12, r.speedup_ci_high);
+      BindOptional(insert, 13, r.significant ? std::optional<int>(*r.significant ? 1 : 0)
+                                             : std::nullopt);
+      BindOptional(insert, 14, r.accuracy_delta);
+      BindOptional(insert, 15, r.resamples);
+      // SQLite integers are signed: a seed >= 2^63 is stored as its two's-complement bits.
+      BindOptional(insert, 16, r.seed ? std::optional<int64_t>(static_cast<int64_t>(*r.seed))
+                                      : std::nullopt);
+      insert.exec();
+      insert.reset();
+    }
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot record the variant figures of sweep {} in '{}': {}",
+                                 sweep_id, path_, e.what()));
+  }
+}
+
 }  // namespace runx::store

@@ -64,6 +64,26 @@ struct SweepInfo {
   std::string command;  ///< the command line that started it
 };
 
+/// The figures of one variant (all repeats of one label) of a sweep, as the end-of-sweep report
+/// computes them; one row of `variant_stats`. Empty optionals are stored as NULL.
+struct VariantStatsRow {
+  std::string label;
+  bool is_baseline = false;
+  int trials = 0;     ///< trials of the variant, whatever their status
+  int ok_trials = 0;  ///< of which status 'ok'
+  std::optional<double> step_ms_median;  ///< over all measured steps of the ok trials
+  std::optional<double> step_ms_p10;
+  std::optional<double> step_ms_p90;
+  std::optional<double> samples_per_s;    ///< pooled: sum(samples) / sum(wall_ms) * 1000
+  std::optional<double> speedup;          ///< vs the baseline; 1 for the baseline itself
+  std::optional<double> speedup_ci_low;   ///< 95% bootstrap interval of `speedup`
+  std::optional<double> speedup_ci_high;
+  std::optional<bool> significant;        ///< the interval excludes 1
+  std::optional<double> accuracy_delta;   ///< median accuracy minus the baseline's (absolute)
+  std::optional<int64_t> resamples;       ///< bootstrap resamples behind the interval
+  std::optional<uint64_t> seed;           ///< bootstrap seed (stored as its int64 bit pattern)
+};
+
 /// The schema version this runx writes and understands (the last migration's); a store with a
 /// higher version is refused on open.
 int LatestSchemaVersion();
@@ -88,6 +108,16 @@ class Store {
   void AddSweepEnvironment(int64_t sweep_id, const std::map<std::string, std::string>& env);
   /// Writes the trial with its steps, metrics and environment atomically; returns its id.
   int64_t RecordTrial(const TrialRecord& trial);
+
+  /// The latest (highest id) trial, in any sweep, with this configuration hash and status 'ok':
+  /// a trial to skip when resuming. Failed, crashed, ... trials never count.
+  std::optional<int64_t> FindOkTrial(const std::string& config_hash);
+  /// Marks every sweep still 'running' as 'interrupted' (its runx died or was killed), setting
+  /// finished_at where it is NULL; returns how many. Call it only while no other runx writes
+  /// to this store: a sweep another process is running would be marked too.
+  int MarkInterruptedSweeps(const std::string& finished_at);
+  /// Replaces the variant_stats rows of `sweep_id` by `rows`, in one transaction.
+  void RecordVariantStats(int64_t sweep_id, const std::vector<VariantStatsRow>& rows);
 
   SQLite::Database& db();
   /// The path the store was opened from.

@@ -124,7 +124,8 @@ TEST_F(QueryTest, RefusalMessage) {
 
 TEST_F(QueryTest, NothingThatWritesGetsThrough) {
   const std::vector<std::string> tables = {"experiments", "sweeps",      "trials",        "steps",
-                                           "metrics",     "environment", "schema_version"};
+                                           "metrics",     "environment", "schema_version",
+                                           "variant_stats"};
   std::map<std::string, int64_t> before;
   for (const auto& t : tables) before[t] = CountRows(path_, t);
   const std::string bytes_before = ReadFileBytes(path_);

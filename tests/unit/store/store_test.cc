@@ -45,11 +45,11 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
   Store store = Store::Open(path);
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(store.schema_version(), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 1);
+  EXPECT_EQ(LatestSchemaVersion(), 2);
   EXPECT_EQ(store.path(), path);
   EXPECT_EQ(SchemaObjects(store.db(), "table"),
             (std::set<std::string>{"schema_version", "experiments", "sweeps", "trials", "steps",
-                                   "metrics", "environment"}));
+                                   "metrics", "environment", "variant_stats"}));
   EXPECT_EQ(SchemaObjects(store.db(), "view"),
             (std::set<std::string>{"trial_summary", "speedups", "steps_measured"}));
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
@@ -92,7 +92,7 @@ TEST_F(StoreTest, RefusesNewerSchemaVersion) {
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
               "results store '" + path +
-                  "' has schema version 99, this runx supports up to 1; upgrade runx");
+                  "' has schema version 99, this runx supports up to 2; upgrade runx");
   }
 }
 

@@ -1,0 +1,215 @@
+#include "report/report.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace runx::report {
+namespace {
+
+struct Trial {
+  int64_t id = 0;
+  std::string status;
+  Repeat steps;  ///< measured steps (ok trials only)
+  std::optional<double> peak_mem_bytes;
+  std::optional<double> final_loss;
+  std::optional<double> accuracy;
+};
+
+struct Variant {
+  std::string label;
+  bool is_baseline = false;
+  std::vector<Trial> trials;
+};
+
+// The variants of the sweep, in first-trial order, with the steps and metrics of ok trials.
+std::vector<Variant> ReadVariants(SQLite::Database& db, int64_t sweep_id) {
+  std::vector<Variant> variants;
+  std::map<std::string, size_t> index;
+  SQLite::Statement trials(db,
+                           "SELECT id, label, is_baseline, status FROM trials WHERE sweep_id = ? "
+                           "ORDER BY order_index, id");
+  trials.bind(1, sweep_id);
+  SQLite::Statement steps(db,
+                          "SELECT wall_ms, samples FROM steps WHERE trial_id = ? "
+                          "AND phase = 'measure' AND wall_ms > 0 ORDER BY step");
+  SQLite::Statement metrics(db,
+                            "SELECT name, value FROM metrics WHERE trial_id = ? AND step IS NULL "
+                            "AND value IS NOT NULL "
+                            "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy')");
+  while (trials.executeStep()) {
+    Trial t;
+    t.id = trials.getColumn(0).getInt64();
+    const std::string label = trials.getColumn(1).getString();
+    const bool is_baseline = trials.getColumn(2).getInt() != 0;
+    t.status = trials.getColumn(3).getString();
+    if (t.status == "ok") {
+      steps.bind(1, t.id);
+      while (steps.executeStep()) {
+        t.steps.push_back({steps.getColumn(0).getDouble(), steps.getColumn(1).getInt64()});
+      }
+      steps.reset();
+      metrics.bind(1, t.id);
+      while (metrics.executeStep()) {
+        const std::string name = metrics.getColumn(0).getString();
+        const double value = metrics.getColumn(1).getDouble();
+        if (name == "peak_mem_bytes") t.peak_mem_bytes = value;
+        if (name == "final_loss") t.final_loss = value;
+        if (name == "accuracy") t.accuracy = value;
+      }
+      metrics.reset();
+    }
+    auto [it, inserted] = index.emplace(label, variants.size());
+    if (inserted) variants.push_back({label, false, {}});
+    Variant& v = variants[it->second];
+    v.is_baseline = v.is_baseline || is_baseline;
+    v.trials.push_back(std::move(t));
+  }
+  return variants;
+}
+
+// The ok trials' measured steps, one repeat per trial that has any.
+std::vector<Repeat> OkRepeats(const Variant& v) {
+  std::vector<Repeat> repeats;
+  for (const Trial& t : v.trials) {
+    if (t.status == "ok" && !t.steps.empty()) repeats.push_back(t.steps);
+  }
+  return repeats;
+}
+
+std::optional<double> MedianOf(const Variant& v, std::optional<double> Trial::*field) {
+  std::vector<double> values;
+  for (const Trial& t : v.trials) {
+    if (t.status == "ok" && t.*field) values.push_back(*(t.*field));
+  }
+  if (values.empty()) return std::nullopt;
+  return Median(std::move(values));
+}
+
+void CountStatuses(const Variant& v, VariantRow& row) {
+  std::map<std::string, int> counts;
+  for (const Trial& t : v.trials) ++counts[t.status];
+  std::vector<std::string> order = store::TrialStatuses();
+  for (const auto& [status, n] : counts) {
+    if (std::find(order.begin(), order.end(), status) == order.end()) order.push_back(status);
+  }
+  std::vector<std::string> parts;
+  for (const std::string& status : order) {
+    const auto it = counts.find(status);
+    if (it == counts.end()) continue;
+    row.statuses.emplace_back(status, it->second);
+    parts.push_back(fmt::format("{} {}", it->second, status));
+  }
+  row.trials = static_cast<int>(v.trials.size());
+  row.ok_trials = counts.count("ok") ? counts["ok"] : 0;
+  if (row.ok_trials != row.trials) row.status_summary = fmt::format("{}", fmt::join(parts, ", "));
+}
+
+VariantRow Figures(const Variant& v) {
+  VariantRow row;
+  row.label = v.label;
+  row.is_baseline = v.is_baseline;
+  CountStatuses(v, row);
+  const std::vector<Repeat> repeats = OkRepeats(v);
+  std::vector<double> step_ms;
+  for (const Repeat& r : repeats) {
+    for (const Step& s : r) step_ms.push_back(s.wall_ms);
+  }
+  if (!step_ms.empty()) {
+    row.step_ms_median = Percentile(step_ms, 0.5);
+    row.step_ms_p10 = Percentile(step_ms, 0.1);
+    row.step_ms_p90 = Percentile(std::move(step_ms), 0.9);
+    row.samples_per_s = Throughput(repeats);
+  }
+  for (const Trial& t : v.trials) {
+    if (t.status != "ok" || !t.peak_mem_bytes) continue;
+    const auto bytes = static_cast<int64_t>(*t.peak_mem_bytes);
+    row.peak_mem_bytes = std::max(row.peak_mem_bytes.value_or(bytes), bytes);
+  }
+  row.final_loss = MedianOf(v, &Trial::final_loss);
+  row.accuracy = MedianOf(v, &Trial::accuracy);
+  return row;
+}
+
+}  // namespace
+
+std::vector<VariantRow> Summarize(const std::string& db_path, int64_t sweep_id, uint64_t seed,
+                                  int resamples) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(db_path, ec)) {
+    throw store::StoreError(fmt::format(
+        "no results store at '{}'; run an experiment first (or pass --db PATH)", db_path));
+  }
+  std::vector<Variant> variants;
+  try {
+    SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+    db.setBusyTimeout(5000);
+    SQLite::Statement sweep(db, "SELECT 1 FROM sweeps WHERE id = ?");
+    sweep.bind(1, sweep_id);
+    if (!sweep.executeStep()) {
+      throw store::StoreError(fmt::format("no sweep {} in results store '{}'; `runx history` "
+                                          "lists the sweeps",
+                                          sweep_id, db_path));
+    }
+    variants = ReadVariants(db, sweep_id);
+  } catch (const SQLite::Exception& e) {
+    throw store::StoreError(
+        fmt::format("cannot read sweep {} from results store '{}': {}", sweep_id, db_path,
+                    e.what()));
+  }
+
+  std::vector<VariantRow> rows;
+  for (const Variant& v : variants) rows.push_back(Figures(v));
+  const auto base = std::find_if(variants.begin(), variants.end(),
+                                 [](const Variant& v) { return v.is_baseline; });
+  if (base == variants.end()) return rows;
+  const size_t b = static_cast<size_t>(base - variants.begin());
+  const std::vector<Repeat> base_repeats = OkRepeats(*base);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == b) continue;
+    if (rows[i].accuracy && rows[b].accuracy) {
+      rows[i].accuracy_delta = *rows[i].accuracy - *rows[b].accuracy;
+    }
+    const std::vector<Repeat> repeats = OkRepeats(variants[i]);
+    if (repeats.empty() || base_repeats.empty() || !(*rows[b].samples_per_s > 0)) continue;
+    rows[i].speedup = BootstrapSpeedup(base_repeats, repeats, resamples, seed);
+  }
+  return rows;
+}
+
+std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>& rows) {
+  std::vector<store::VariantStatsRow> out;
+  for (const VariantRow& r : rows) {
+    store::VariantStatsRow s;
+    s.label = r.label;
+    s.is_baseline = r.is_baseline;
+    s.trials = r.trials;
+    s.ok_trials = r.ok_trials;
+    s.step_ms_median = r.step_ms_median;
+    s.step_ms_p10 = r.step_ms_p10;
+    s.step_ms_p90 = r.step_ms_p90;
+    s.samples_per_s = r.samples_per_s;
+    s.accuracy_delta = r.accuracy_delta;
+    if (r.is_baseline && r.samples_per_s) s.speedup = 1.0;
+    if (r.speedup) {
+      s.speedup = r.speedup->estimate;
+      s.speedup_ci_low = r.speedup->low;
+      s.speedup_ci_high = r.speedup->high;
+      s.significant = r.speedup->significant;
+      s.resamples = r.speedup->resamples;
+      s.seed = r.speedup->seed;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void WriteVariantStats(store::Store& store, int64_t sweep_id,
+                       const std::vector<VariantRow>& rows) {
+  store.RecordVariantStats(sweep_id, ToVariantStats(rows));
+}
+
+}  // namespace runx::report

@@ -1,0 +1,59 @@
+#pragma once
+// The end-of-sweep report: one row per variant (all trials of a sweep with one label), its
+// figures, and its speedup over the baseline with a 95% bootstrap interval. No LibTorch.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/stats.h"
+#include "store/store.h"
+
+namespace runx::report {
+
+/// The figures of one variant. Step times, throughput, memory and quality come from the
+/// variant's `ok` trials only; an optional is empty when no ok trial has the figure.
+struct VariantRow {
+  std::string label;
+  bool is_baseline = false;
+  int trials = 0;
+  int ok_trials = 0;
+  /// Trials per status, in store::TrialStatuses() order, statuses with no trial left out.
+  std::vector<std::pair<std::string, int>> statuses;
+  /// "" when every trial is ok, else e.g. "2 ok, 1 oom".
+  std::string status_summary;
+  std::optional<double> step_ms_median;  ///< over all measured steps of the ok trials
+  std::optional<double> step_ms_p10;
+  std::optional<double> step_ms_p90;
+  std::optional<double> samples_per_s;   ///< pooled over those steps
+  std::optional<int64_t> peak_mem_bytes; ///< max over the ok trials
+  std::optional<double> final_loss;      ///< median over the ok trials
+  std::optional<double> accuracy;        ///< median over the ok trials
+  std::optional<double> accuracy_delta;  ///< accuracy minus the baseline's; empty for the baseline
+  /// vs the baseline; empty for the baseline itself and when either side has no ok trial with
+  /// measured steps.
+  std::optional<SpeedupInterval> speedup;
+};
+
+/// Reads sweep `sweep_id` of the store at `db_path` (opened read-only) and computes one row per
+/// variant, in the order the variants first ran (order_index, then id). Every variant's
+/// bootstrap uses `seed` and `resamples`, so a row does not depend on the other variants.
+/// Steps whose wall time is not positive are not measurements and are left out.
+/// Throws store::StoreError when the store cannot be read or has no such sweep.
+std::vector<VariantRow> Summarize(const std::string& db_path, int64_t sweep_id, uint64_t seed,
+                                  int resamples = kDefaultResamples);
+
+/// An aligned text table for people, one line per variant (ends in a newline; "" for no rows):
+///   variant   trials  step ms (p10-p90)      samples/s  peak mem  ...  speedup (95% CI)
+///   baseline  3/3     117.20 (117.10-117.30)    2184.3  20.9 GiB  ...  1.00
+/// A last, unnamed column holds notes: "not significant", and the statuses of failed trials.
+std::string RenderReport(const std::vector<VariantRow>& rows);
+
+/// The rows as the store keeps them (variant_stats): the baseline's speedup is 1.
+std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>& rows);
+
+/// Persists `rows` as the variant_stats of `sweep_id`, replacing earlier ones (one transaction).
+void WriteVariantStats(store::Store& store, int64_t sweep_id, const std::vector<VariantRow>& rows);
+
+}  // namespace runx::report

@@ -1,0 +1,292 @@
+// Summarize, RenderReport and WriteVariantStats on small stores whose every figure is known.
+#include "report/report.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "test_support.h"
+
+namespace runx::report {
+namespace {
+
+using store::QueryReadOnly;
+using store::Store;
+using store::StoreError;
+using store::TrialRecord;
+using store::Value;
+
+constexpr uint64_t kSeed = 2026;
+
+struct Spec {
+  std::string label;
+  bool is_baseline = false;
+  std::string status = "ok";
+  double step_ms = 0;  ///< measured steps take step_ms +- 3% (MeasuredMs)
+  int64_t samples = 64;
+  double accuracy = 0;  ///< 0: not recorded
+};
+
+// The 10 measured step times of a trial: `ms` with up to +-3% of deterministic noise.
+std::vector<double> MeasuredMs(const std::string& label, int repeat, double ms) {
+  uint64_t seed = static_cast<uint64_t>(repeat);
+  for (char c : label) seed = seed * 31 + static_cast<unsigned char>(c);
+  std::mt19937_64 rng(seed);  // its output is fixed by the standard
+  std::vector<double> out;
+  for (int i = 0; i < 10; ++i) {
+    const double u = static_cast<double>(rng() % 2001) / 1000.0 - 1.0;  // -1 .. 1
+    out.push_back(ms * (1 + 0.03 * u));
+  }
+  return out;
+}
+
+TrialRecord Trial(int64_t sweep, int order, int repeat, const Spec& s) {
+  TrialRecord t;
+  t.sweep_id = sweep;
+  t.label = s.label;
+  t.config_hash = "h-" + s.label;
+  t.config_json = "{}";
+  t.is_baseline = s.is_baseline;
+  t.repeat_index = repeat;
+  t.order_index = order;
+  t.device = "cpu";
+  t.status = s.status;
+  if (s.status != "ok") {
+    t.error = s.status == "oom" ? "out of memory" : "killed by signal 11";
+    return t;
+  }
+  t.steps.push_back({"warmup", 0, 1000, 0, s.samples, std::nullopt});  // never counted
+  const std::vector<double> ms = MeasuredMs(s.label, repeat, s.step_ms);
+  for (int i = 0; i < 10; ++i) {
+    t.steps.push_back({"measure", i, ms[static_cast<size_t>(i)], 0.2, s.samples, 3.0 - 0.1 * i});
+  }
+  t.steps.push_back({"eval", 0, 5000, 0, 1000, std::nullopt});  // never counted
+  t.metrics = {{"peak_mem_bytes", (1 << 30) * 1.5 + repeat * (1 << 20), "bytes", std::nullopt},
+               {"final_loss", 2.0 + 0.01 * repeat, "", std::nullopt}};
+  if (s.accuracy > 0) t.metrics.push_back({"accuracy", s.accuracy + 0.001 * repeat, "", {}});
+  return t;
+}
+
+// Sweep 1: baseline, bf16 (twice the batch in 104% of the time), cl (the same speed),
+// fp16 (1 of 3 ok, 2 oom), graphs (every trial crashed); three rounds, interleaved.
+class ReportTest : public store::testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    db_ = PathOf("runx.db");
+    Store store = Store::Open(db_);
+    const int64_t exp = store.AddExperiment("resnet", "resnet.yaml", "name: resnet\n", "sha");
+    sweep_ = store.BeginSweep({exp, "2026-12-01T10:00:00Z", "box", "0.1.0", "abc", "runx"});
+    int order = 0;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const std::vector<Spec> round = {
+          {"baseline", true, "ok", 100, 64, 0.9},
+          {"bf16", false, "ok", 104, 128, 0.895},
+          {"cl", false, "ok", 100, 64, 0.9},
+          {"fp16", false, repeat == 1 ? "ok" : "oom", 80, 64, 0},
+          {"graphs", false, repeat == 2 ? "timeout" : "crashed", 0, 64, 0},
+      };
+      for (const Spec& s : round) store.RecordTrial(Trial(sweep_, order++, repeat, s));
+    }
+    store.EndSweep(sweep_, "ok", "2026-12-01T11:00:00Z");
+  }
+  std::string db_;
+  int64_t sweep_ = 0;
+};
+
+TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
+  const std::vector<VariantRow> rows = Summarize(db_, sweep_, kSeed);
+  ASSERT_EQ(rows.size(), 5u);
+  const VariantRow& base = rows[0];
+  EXPECT_EQ(base.label, "baseline");
+  EXPECT_TRUE(base.is_baseline);
+  EXPECT_EQ(base.trials, 3);
+  EXPECT_EQ(base.ok_trials, 3);
+  EXPECT_EQ(base.status_summary, "");
+  // The 30 measured steps of the 3 repeats, pooled.
+  std::vector<double> times;
+  double bf16_ms = 0;
+  for (int r = 0; r < 3; ++r) {
+    for (double ms : MeasuredMs("baseline", r, 100)) times.push_back(ms);
+    for (double ms : MeasuredMs("bf16", r, 104)) bf16_ms += ms;
+  }
+  EXPECT_DOUBLE_EQ(*base.step_ms_median, Percentile(times, 0.5));
+  EXPECT_DOUBLE_EQ(*base.step_ms_p10, Percentile(times, 0.1));
+  EXPECT_DOUBLE_EQ(*base.step_ms_p90, Percentile(times, 0.9));
+  double total_ms = 0;
+  for (double t : times) total_ms += t;
+  EXPECT_DOUBLE_EQ(*base.samples_per_s, 30 * 64 / total_ms * 1000);
+  EXPECT_EQ(*base.peak_mem_bytes, (int64_t{3} << 29) + 2 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*base.final_loss, 2.01);
+  EXPECT_DOUBLE_EQ(*base.accuracy, 0.901);
+  EXPECT_FALSE(base.accuracy_delta);
+  EXPECT_FALSE(base.speedup);
+
+  const VariantRow& bf16 = rows[1];
+  EXPECT_EQ(bf16.label, "bf16");
+  EXPECT_NEAR(*bf16.accuracy_delta, -0.005, 1e-12);
+  ASSERT_TRUE(bf16.speedup);
+  EXPECT_DOUBLE_EQ(bf16.speedup->estimate, (30 * 128 / bf16_ms * 1000) / *base.samples_per_s);
+  EXPECT_GT(bf16.speedup->low, 1.8);
+  EXPECT_LT(bf16.speedup->high, 2.1);
+  EXPECT_TRUE(bf16.speedup->significant);
+  EXPECT_EQ(bf16.speedup->resamples, kDefaultResamples);
+  EXPECT_EQ(bf16.speedup->seed, kSeed);
+
+  const VariantRow& cl = rows[2];
+  ASSERT_TRUE(cl.speedup);
+  EXPECT_FALSE(cl.speedup->significant);
+  EXPECT_LT(cl.speedup->low, 1.0);
+  EXPECT_GT(cl.speedup->high, 1.0);
+  EXPECT_NEAR(*cl.accuracy_delta, 0.0, 1e-12);
+
+  const VariantRow& fp16 = rows[3];
+  EXPECT_EQ(fp16.trials, 3);
+  EXPECT_EQ(fp16.ok_trials, 1);
+  EXPECT_EQ(fp16.status_summary, "1 ok, 2 oom");
+  EXPECT_EQ(fp16.statuses, (std::vector<std::pair<std::string, int>>{{"ok", 1}, {"oom", 2}}));
+  ASSERT_TRUE(fp16.speedup);  // one repeat: steps resampled only
+  EXPECT_GT(fp16.speedup->estimate, 1.2);
+  EXPECT_FALSE(fp16.accuracy);
+  EXPECT_FALSE(fp16.accuracy_delta);
+
+  const VariantRow& graphs = rows[4];
+  EXPECT_EQ(graphs.ok_trials, 0);
+  EXPECT_EQ(graphs.status_summary, "2 crashed, 1 timeout");
+  EXPECT_FALSE(graphs.step_ms_median);
+  EXPECT_FALSE(graphs.samples_per_s);
+  EXPECT_FALSE(graphs.peak_mem_bytes);
+  EXPECT_FALSE(graphs.speedup);
+}
+
+TEST_F(ReportTest, SummarizeIsDeterministicForASeed) {
+  const std::vector<VariantRow> a = Summarize(db_, sweep_, kSeed);
+  const std::vector<VariantRow> b = Summarize(db_, sweep_, kSeed);
+  const std::vector<VariantRow> c = Summarize(db_, sweep_, kSeed + 1, 500);
+  EXPECT_EQ(a[2].speedup->low, b[2].speedup->low);
+  EXPECT_EQ(a[2].speedup->high, b[2].speedup->high);
+  EXPECT_NE(a[2].speedup->low, c[2].speedup->low);
+  EXPECT_EQ(c[2].speedup->resamples, 500);
+}
+
+// The intervals are those of libstdc++'s std::uniform_int_distribution (see BootstrapSpeedup).
+TEST_F(ReportTest, RenderTheWholeTable) {
+  EXPECT_EQ(RenderReport(Summarize(db_, sweep_, kSeed)),
+            "variant   trials  step ms (p10-p90)       samples/s  peak mem    loss     acc     "
+            "Δacc  speedup (95% CI)\n"
+            "baseline  3/3     100.11 (97.82-102.23)       638.6   1.5 GiB  2.0100  0.9010        "
+            "-  1.00\n"
+            "bf16      3/3     103.82 (101.87-105.97)     1233.9   1.5 GiB  2.0100  0.8960  "
+            "-0.0050  1.93 (1.91-1.95)\n"
+            "cl        3/3      99.45 (97.26-102.66)       640.2   1.5 GiB  2.0100  0.9010  "
+            "+0.0000  1.00 (0.99-1.01)  not significant\n"
+            "fp16      1/3      79.99 (78.39-81.41)        801.0   1.5 GiB  2.0100       -        "
+            "-  1.25 (1.24-1.27)  2 oom\n"
+            "graphs    0/3          -                          -         -       -       -        "
+            "-     -              2 crashed, 1 timeout\n");
+}
+
+TEST_F(ReportTest, RenderWithoutBaselineOrRows) {
+  EXPECT_EQ(RenderReport({}), "");
+  VariantRow lonely;
+  lonely.label = "only";
+  lonely.trials = 1;
+  lonely.ok_trials = 1;
+  lonely.statuses = {{"ok", 1}};
+  lonely.step_ms_median = 0.0123;
+  lonely.step_ms_p10 = 0.01;
+  lonely.step_ms_p90 = 0.02;
+  lonely.samples_per_s = 81300;
+  lonely.peak_mem_bytes = 512;
+  EXPECT_EQ(RenderReport({lonely}),
+            "variant  trials  step ms (p10-p90)   samples/s  peak mem  loss  acc  Δacc  "
+            "speedup (95% CI)\n"
+            "only     1/1     0.0123 (0.01-0.02)    81300.0     512 B     -    -     -  -\n");
+}
+
+TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
+  const std::vector<VariantRow> rows = Summarize(db_, sweep_, kSeed);
+  {
+    Store store = Store::Open(db_);
+    WriteVariantStats(store, sweep_, rows);
+    WriteVariantStats(store, sweep_, rows);  // again: replaced, not doubled
+  }
+  const auto rounded = [](const Value& v) -> Value {
+    if (const double* d = std::get_if<double>(&v)) return std::round(*d * 1e6) / 1e6;
+    return v;
+  };
+  store::QueryResult r = QueryReadOnly(
+      db_,
+      "SELECT label, is_baseline, trials, ok_trials, speedup, significant, resamples, seed, "
+      "speedup_ci_low IS NOT NULL, accuracy_delta FROM variant_stats ORDER BY rowid");
+  const Value null;
+  std::vector<std::vector<Value>> expected = {
+      {std::string("baseline"), int64_t{1}, int64_t{3}, int64_t{3}, 1.0, null, null, null,
+       int64_t{0}, null},
+      {std::string("bf16"), int64_t{0}, int64_t{3}, int64_t{3},
+       rounded(rows[1].speedup->estimate), int64_t{1}, int64_t{2000},
+       int64_t{kSeed}, int64_t{1}, -0.005},
+      {std::string("cl"), int64_t{0}, int64_t{3}, int64_t{3}, rounded(rows[2].speedup->estimate),
+       int64_t{0}, int64_t{2000}, int64_t{kSeed}, int64_t{1}, 0.0},
+      {std::string("fp16"), int64_t{0}, int64_t{3}, int64_t{1},
+       rounded(rows[3].speedup->estimate), int64_t{1}, int64_t{2000}, int64_t{kSeed}, int64_t{1},
+       null},
+      {std::string("graphs"), int64_t{0}, int64_t{3}, int64_t{0}, null, null, null, null,
+       int64_t{0}, null},
+  };
+  for (auto& row : r.rows) {
+    for (Value& v : row) v = rounded(v);
+  }
+  EXPECT_EQ(r.rows, expected);
+
+  // The speedups view carries the variant's interval on each of its trials.
+  r = QueryReadOnly(db_,
+                    "SELECT count(*), min(speedup_ci_low), max(speedup_ci_high), "
+                    "min(significant) FROM speedups WHERE label = 'bf16'");
+  EXPECT_EQ(r.rows[0][0], Value{int64_t{3}});
+  EXPECT_EQ(r.rows[0][1], Value{rows[1].speedup->low});
+  EXPECT_EQ(r.rows[0][2], Value{rows[1].speedup->high});
+  EXPECT_EQ(r.rows[0][3], Value{int64_t{1}});
+}
+
+TEST_F(ReportTest, SummarizeErrors) {
+  try {
+    Summarize(PathOf("missing.db"), 1, kSeed);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), "no results store at '" + PathOf("missing.db") +
+                                         "'; run an experiment first (or pass --db PATH)");
+  }
+  try {
+    Summarize(db_, 9, kSeed);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no sweep 9 in results store '" + db_ + "'; `runx history` lists the sweeps");
+  }
+}
+
+TEST_F(ReportTest, SweepWithoutBaselineHasNoSpeedups) {
+  Store store = Store::Open(db_);
+  const int64_t sweep = store.BeginSweep({1, "2026-12-02T10:00:00Z", "box", "0.1.0", "abc", "x"});
+  store.RecordTrial(Trial(sweep, 0, 0, {"a", false, "ok", 10, 8, 0}));
+  store.RecordTrial(Trial(sweep, 1, 0, {"b", false, "ok", 5, 8, 0}));
+  const std::vector<VariantRow> rows = Summarize(db_, sweep, kSeed);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].speedup);
+  EXPECT_FALSE(rows[1].speedup);
+  EXPECT_TRUE(rows[1].samples_per_s);
+}
+
+TEST_F(ReportTest, EmptySweepHasNoRows) {
+  Store store = Store::Open(db_);
+  const int64_t sweep = store.BeginSweep({1, "2026-12-02T10:00:00Z", "box", "0.1.0", "abc", "x"});
+  EXPECT_TRUE(Summarize(db_, sweep, kSeed).empty());
+  EXPECT_EQ(RenderReport(Summarize(db_, sweep, kSeed)), "");
+}
+
+}  // namespace
+}  // namespace runx::report
