@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 namespace runx::report {
 namespace {
 
 struct Trial {
   int64_t id = 0;
+  int repeat_index = 0;
   std::string status;
   Repeat steps;  ///< measured steps (ok trials only)
   std::optional<double> peak_mem_bytes;
@@ -30,7 +32,8 @@ std::vector<Variant> ReadVariants(SQLite::Database& db, int64_t sweep_id) {
   std::vector<Variant> variants;
   std::map<std::string, size_t> index;
   SQLite::Statement trials(db,
-                           "SELECT id, label, is_baseline, status FROM trials WHERE sweep_id = ? "
+                           "SELECT id, label, is_baseline, status, repeat_index FROM trials "
+                           "WHERE sweep_id = ? "
                            "ORDER BY order_index, id");
   trials.bind(1, sweep_id);
   SQLite::Statement steps(db,
@@ -46,10 +49,11 @@ std::vector<Variant> ReadVariants(SQLite::Database& db, int64_t sweep_id) {
     const std::string label = trials.getColumn(1).getString();
     const bool is_baseline = trials.getColumn(2).getInt() != 0;
     t.status = trials.getColumn(3).getString();
+    t.repeat_index = trials.getColumn(4).getInt();
     if (t.status == "ok") {
       steps.bind(1, t.id);
       while (steps.executeStep()) {
-        t.steps.push_back({steps.getColumn(0).getDouble(), steps.getColumn(1).getInt64()});
+        t.steps.push_back({steps.getColumn(0).getDouble(), steps.getColumn(1).getDouble()});
       }
       steps.reset();
       metrics.bind(1, t.id);
@@ -67,6 +71,11 @@ std::vector<Variant> ReadVariants(SQLite::Database& db, int64_t sweep_id) {
     Variant& v = variants[it->second];
     v.is_baseline = v.is_baseline || is_baseline;
     v.trials.push_back(std::move(t));
+  }
+  for (Variant& v : variants) {
+    std::stable_sort(v.trials.begin(), v.trials.end(), [](const Trial& a, const Trial& b) {
+      return std::tie(a.repeat_index, a.id) < std::tie(b.repeat_index, b.id);
+    });
   }
   return variants;
 }
@@ -116,7 +125,7 @@ VariantRow Figures(const Variant& v) {
   const std::vector<Repeat> repeats = OkRepeats(v);
   std::vector<double> step_ms;
   for (const Repeat& r : repeats) {
-    for (const Step& s : r) step_ms.push_back(s.wall_ms);
+    for (const StepSample& s : r) step_ms.push_back(s.wall_ms);
   }
   if (!step_ms.empty()) {
     row.step_ms_median = Percentile(step_ms, 0.5);

@@ -37,7 +37,9 @@ struct VariantRow {
 };
 
 /// Reads sweep `sweep_id` of the store at `db_path` (opened read-only) and computes one row per
-/// variant, in the order the variants first ran (order_index, then id). Every variant's
+/// variant, in the order the variants first ran (order_index, then id). The bootstrap's repeats
+/// are the variant's ok trials with measured steps, in repeat_index order (then id), each with
+/// its measured steps in step order: what BootstrapSpeedup gets to reproduce an interval. Every variant's
 /// bootstrap uses `seed` and `resamples`, so a row does not depend on the other variants.
 /// Steps whose wall time is not positive are not measurements and are left out.
 /// Throws store::StoreError when the store cannot be read or has no such sweep.

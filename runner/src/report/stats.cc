@@ -19,7 +19,7 @@ void CheckSide(const std::vector<Repeat>& side, const char* name) {
       throw std::invalid_argument(
           fmt::format("bootstrap: repeat {} of the {} has no measured step", r, name));
     }
-    for (const Step& s : side[r]) {
+    for (const StepSample& s : side[r]) {
       if (!(s.wall_ms > 0) || s.samples < 0) {
         throw std::invalid_argument(fmt::format(
             "bootstrap: a step of repeat {} of the {} has wall time {} ms and {} samples; "
@@ -40,8 +40,8 @@ double ResampledThroughput(const std::vector<Repeat>& side, std::mt19937_64& rng
     const Repeat& repeat = side[pick];
     std::uniform_int_distribution<size_t> step(0, repeat.size() - 1);
     for (size_t j = 0; j < repeat.size(); ++j) {
-      const Step& s = repeat[step(rng)];
-      samples += static_cast<double>(s.samples);
+      const StepSample& s = repeat[step(rng)];
+      samples += s.samples;
       wall_ms += s.wall_ms;
     }
   }
@@ -69,8 +69,8 @@ double Throughput(const std::vector<Repeat>& repeats) {
   double samples = 0;
   double wall_ms = 0;
   for (const Repeat& r : repeats) {
-    for (const Step& s : r) {
-      samples += static_cast<double>(s.samples);
+    for (const StepSample& s : r) {
+      samples += s.samples;
       wall_ms += s.wall_ms;
     }
   }

@@ -6,13 +6,14 @@
 
 namespace runx::report {
 
-/// One measured step: its wall time and the samples it processed.
-struct Step {
+/// One measured step: its wall time and the samples it processed (a count, held as a double
+/// since only sums of it are ever taken).
+struct StepSample {
   double wall_ms = 0;
-  int64_t samples = 0;
+  double samples = 0;
 };
 /// The measured steps of one trial (one repeat of a variant).
-using Repeat = std::vector<Step>;
+using Repeat = std::vector<StepSample>;
 
 inline constexpr int kDefaultResamples = 2000;
 

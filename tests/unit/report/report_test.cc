@@ -269,6 +269,67 @@ TEST_F(ReportTest, SummarizeErrors) {
   }
 }
 
+// The bootstrap sees the repeats in repeat_index order whatever order they ran in, so an
+// interval can be recomputed from the store (as the integration test does).
+TEST_F(ReportTest, RepeatsEnterTheBootstrapInRepeatOrder) {
+  Store store = Store::Open(db_);
+  const int64_t sweep = store.BeginSweep({1, "2026-12-02T10:00:00Z", "box", "0.1.0", "abc", "x"});
+  int order = 0;
+  for (int repeat : {2, 0, 1}) {
+    store.RecordTrial(Trial(sweep, order++, repeat, {"baseline", true, "ok", 20, 8, 0}));
+    store.RecordTrial(Trial(sweep, order++, repeat, {"amp", false, "ok", 19, 8, 0}));
+  }
+  const auto repeats = [](const std::string& label, double ms) {
+    std::vector<Repeat> out;
+    for (int r = 0; r < 3; ++r) {
+      Repeat steps;
+      for (double t : MeasuredMs(label, r, ms)) steps.push_back({t, 8});
+      out.push_back(steps);
+    }
+    return out;
+  };
+  const SpeedupInterval expected =
+      BootstrapSpeedup(repeats("baseline", 20), repeats("amp", 19), 700, kSeed);
+  const std::vector<VariantRow> rows = Summarize(db_, sweep, kSeed, 700);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[1].speedup);
+  EXPECT_DOUBLE_EQ(rows[1].speedup->estimate, expected.estimate);
+  EXPECT_EQ(rows[1].speedup->low, expected.low);
+  EXPECT_EQ(rows[1].speedup->high, expected.high);
+}
+
+// The example store of docs/sql.md holds variant_stats the report really computes.
+TEST_F(ReportTest, TheDocsExampleVariantStatsAreTheReports) {
+  const std::string path = PathOf("example.db");
+  store::testing::FillExampleStore(path);
+  const std::vector<store::VariantStatsRow> got = ToVariantStats(Summarize(path, 1, 0));
+  const std::vector<store::VariantStatsRow> want = store::testing::ExampleVariantStats();
+  ASSERT_EQ(got.size(), want.size());
+  const auto same = [](const std::optional<double>& a, const std::optional<double>& b) {
+    return a.has_value() == b.has_value() && (!a || std::fabs(*a - *b) < 1e-12 * std::fabs(*b));
+  };
+  for (size_t i = 0; i < got.size(); ++i) {
+    const auto& g = got[i];
+    const auto& w = want[i];
+    SCOPED_TRACE(w.label);
+    EXPECT_EQ(g.label, w.label);
+    EXPECT_EQ(g.is_baseline, w.is_baseline);
+    EXPECT_EQ(g.trials, w.trials);
+    EXPECT_EQ(g.ok_trials, w.ok_trials);
+    EXPECT_TRUE(same(g.step_ms_median, w.step_ms_median));
+    EXPECT_TRUE(same(g.step_ms_p10, w.step_ms_p10));
+    EXPECT_TRUE(same(g.step_ms_p90, w.step_ms_p90));
+    EXPECT_TRUE(same(g.samples_per_s, w.samples_per_s));
+    EXPECT_TRUE(same(g.speedup, w.speedup));
+    EXPECT_TRUE(same(g.speedup_ci_low, w.speedup_ci_low));
+    EXPECT_TRUE(same(g.speedup_ci_high, w.speedup_ci_high));
+    EXPECT_EQ(g.significant, w.significant);
+    EXPECT_TRUE(same(g.accuracy_delta, w.accuracy_delta));
+    EXPECT_EQ(g.resamples, w.resamples);
+    EXPECT_EQ(g.seed, w.seed);
+  }
+}
+
 TEST_F(ReportTest, SweepWithoutBaselineHasNoSpeedups) {
   Store store = Store::Open(db_);
   const int64_t sweep = store.BeginSweep({1, "2026-12-02T10:00:00Z", "box", "0.1.0", "abc", "x"});

@@ -30,7 +30,7 @@ double ReferenceInterval(const std::vector<Repeat>& baseline, const std::vector<
         }
         for (size_t k2 = 0; k2 < repeats[r].size(); ++k2) {
           std::uniform_int_distribution<size_t> pick_step(0, repeats[r].size() - 1);
-          const Step& s = repeats[r][pick_step(rng)];
+          const StepSample& s = repeats[r][pick_step(rng)];
           samples += s.samples;
           ms += s.wall_ms;
         }
@@ -50,16 +50,16 @@ double ReferenceInterval(const std::vector<Repeat>& baseline, const std::vector<
   *high = quantile(0.975);
   double base_samples = 0, base_ms = 0, var_samples = 0, var_ms = 0;
   for (const Repeat& r : baseline) {
-    for (const Step& s : r) base_samples += s.samples, base_ms += s.wall_ms;
+    for (const StepSample& s : r) base_samples += s.samples, base_ms += s.wall_ms;
   }
   for (const Repeat& r : variant) {
-    for (const Step& s : r) var_samples += s.samples, var_ms += s.wall_ms;
+    for (const StepSample& s : r) var_samples += s.samples, var_ms += s.wall_ms;
   }
   return (var_samples / var_ms) / (base_samples / base_ms);
 }
 
 // `n` steps of about `ms` each (uniform noise of +-`noise` ms), `samples` samples per step.
-Repeat NoisySteps(size_t n, double ms, double noise, int64_t samples, uint64_t seed) {
+Repeat NoisySteps(size_t n, double ms, double noise, double samples, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> jitter(-noise, noise);
   Repeat r;
@@ -68,7 +68,7 @@ Repeat NoisySteps(size_t n, double ms, double noise, int64_t samples, uint64_t s
 }
 
 std::vector<Repeat> Repeats(size_t repeats, size_t steps, double ms, double noise,
-                            int64_t samples, uint64_t seed) {
+                            double samples, uint64_t seed) {
   std::vector<Repeat> out;
   for (size_t i = 0; i < repeats; ++i) out.push_back(NoisySteps(steps, ms, noise, samples, seed + i));
   return out;
@@ -135,7 +135,7 @@ TEST(BootstrapTest, TwiceAsFastIsTwoAndSignificant) {
   const std::vector<Repeat> baseline = Repeats(3, 50, 20, 2.0, 64, 5);
   std::vector<Repeat> fast = baseline;
   for (Repeat& r : fast) {
-    for (Step& s : r) s.wall_ms /= 2;
+    for (StepSample& s : r) s.wall_ms /= 2;
   }
   const SpeedupInterval s = BootstrapSpeedup(baseline, fast, 2000, 1);
   EXPECT_NEAR(s.estimate, 2.0, 1e-12);

@@ -98,6 +98,20 @@ void FillExampleStore(const std::string& path) {
     }
     store.EndSweep(sweep_id, "ok", s.started_at.substr(0, 11) + "11:00:00Z");
   }
+  store.RecordVariantStats(1, ExampleVariantStats());
+}
+
+std::vector<VariantStatsRow> ExampleVariantStats() {
+  VariantStatsRow baseline{"baseline", true, 2, 2, 63, 58.9, 67.1, 640.0 / 630 * 1000, 1.0};
+  VariantStatsRow bf16{"bf16", false, 1, 1, 44, 42.4, 45.6, 320.0 / 220 * 1000};
+  bf16.speedup = (320.0 / 220) / (640.0 / 630);
+  bf16.speedup_ci_low = 1.3348214285714288;
+  bf16.speedup_ci_high = 1.5275261066249526;
+  bf16.significant = true;
+  bf16.accuracy_delta = 0.92 - 0.905;
+  bf16.resamples = 2000;
+  bf16.seed = 0;
+  return {baseline, bf16, {"fp16", false, 1, 0}};
 }
 
 int64_t CountRows(const std::string& path, const std::string& table) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "store/store.h"
 
@@ -38,8 +39,12 @@ TrialRecord MakeTrial(int64_t sweep_id, int order_index, const ExampleTrial& t);
 
 /// Fills `path` with the example store that docs/sql.md describes:
 ///   experiment 1 'mlp_amp': sweep 1 (baseline x2, bf16, fp16 incompatible), sweep 2 (baseline,
-///   bf16); experiment 2 'resnet_cl': sweep 3 (baseline, channels_last).
+///   bf16); experiment 2 'resnet_cl': sweep 3 (baseline, channels_last); variant_stats of sweep 1.
 void FillExampleStore(const std::string& path);
+
+/// The variant_stats FillExampleStore writes for sweep 1: what the end-of-sweep report computes
+/// from its steps with seed 0 and 2000 resamples (runx_report_test checks that).
+std::vector<VariantStatsRow> ExampleVariantStats();
 
 /// Number of rows in `table` of the store at `path`, read with the plain SQLite API.
 int64_t CountRows(const std::string& path, const std::string& table);
