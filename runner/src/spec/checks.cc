@@ -27,11 +27,9 @@ Place PlaceOf(const std::string& pointer, const SourceMap& origins, const std::v
 
 }  // namespace
 
-std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas) {
-  std::vector<Issue> issues;
-  if (!doc.is_object() || !doc.contains("optimizations") || !doc["optimizations"].is_object()) return issues;
+std::string TechniqueNote(const std::string& name, const SchemaSet& schemas) {
   std::vector<std::string> known;
-  for (const auto& [name, schema] : schemas.techniques) known.push_back(name);
+  for (const auto& [technique, schema] : schemas.techniques) known.push_back(technique);
   std::string expected;
   if (known.empty()) {
     std::string dirs;
@@ -41,14 +39,19 @@ std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas) {
   } else {
     expected = known.size() == 1 ? "expected " + Quote(known.front()) : "expected one of " + QuotedList(known);
   }
+  const std::string guess = DidYouMean(name, known);
+  if (!guess.empty()) expected += fmt::format("; did you mean {}?", Quote(guess));
+  return expected;
+}
+
+std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas) {
+  std::vector<Issue> issues;
+  if (!doc.is_object() || !doc.contains("optimizations") || !doc["optimizations"].is_object()) return issues;
   for (const auto& [name, params] : doc["optimizations"].items()) {
     const std::string pointer = PointerAppend("/optimizations", name);
     const auto it = schemas.techniques.find(name);
     if (it == schemas.techniques.end()) {
-      std::string note = expected;
-      const std::string guess = DidYouMean(name, known);
-      if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
-      issues.push_back({pointer, true, fmt::format("unknown technique {}", Quote(name)), {note}});
+      issues.push_back({pointer, true, fmt::format("unknown technique {}", Quote(name)), {TechniqueNote(name, schemas)}});
       continue;
     }
     if (!params.is_object()) continue;  // the experiment schema says what is wrong

@@ -183,9 +183,16 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   std::vector<Issue> issues = NormaliseOptimizations(&doc, &yaml.origins);
   for (auto& d : ApplyOverrides(overrides, &doc, &yaml.origins)) diags.push_back(std::move(d));
   for (auto& i : NormaliseOptimizations(&doc, &yaml.origins)) issues.push_back(std::move(i));
+  for (auto& i : NormaliseSweepAxes(&doc, &yaml.origins)) issues.push_back(std::move(i));
   for (auto& i : CheckAgainstSchema(schemas.experiment, doc, "", doc)) issues.push_back(std::move(i));
   for (auto& i : CheckTechniques(doc, schemas)) issues.push_back(std::move(i));
   for (auto& i : CheckSemantics(doc, yaml.origins, overrides)) issues.push_back(std::move(i));
+  std::vector<std::string> sweep_axes;
+  if (doc.contains("sweep") && std::none_of(issues.begin(), issues.end(), [](const Issue& i) {
+        return i.pointer == "/sweep" || i.pointer.rfind("/sweep/", 0) == 0;
+      })) {
+    for (auto& i : CheckSweep(doc, schemas, yaml.origins, overrides, &sweep_axes)) issues.push_back(std::move(i));
+  }
   for (auto& i : issues) diags.push_back(FromIssue(source, yaml.origins, overrides, std::move(i)));
   diags = Finish(std::move(diags), path, overrides);
   source.AddSourceLines(&diags);
@@ -200,6 +207,7 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   e.text_sha256 = Sha256Hex(text);
   e.config = std::move(doc);
   e.config_hash = Sha256Hex(e.config.dump());
+  e.sweep_axes = std::move(sweep_axes);
   return out;
 }
 

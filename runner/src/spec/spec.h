@@ -68,6 +68,8 @@ struct Experiment {
   std::string text_sha256;
   nlohmann::json config;  ///< schema defaults filled in, overrides applied
   std::string config_hash;  ///< sha256 (hex) of config.dump()
+  /// The keys of `sweep.axes` in the order written (labels follow it); empty without a sweep.
+  std::vector<std::string> sweep_axes;
 };
 
 /// Parses, validates and resolves `path` with `overrides`. Throws SpecError with every problem

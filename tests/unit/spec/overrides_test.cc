@@ -67,8 +67,9 @@ TEST(Overrides, UnknownKeyWithDidYouMean) {
             "'train_limit'; did you mean 'batch_size'?\n");
   EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
             "--set precison=bf16: error: unknown key 'precison'\n"
-            "note: expected one of 'data', 'description', 'device', 'model', 'name', 'optimizations', 'precision', "
-            "'results', 'seed', 'task', 'train'; did you mean 'precision'?\n");
+            "note: expected one of 'data', 'description', 'device', 'model', 'name', 'optimizations', 'order', "
+            "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'train', 'trial_timeout_s'; "
+            "did you mean 'precision'?\n");
 }
 
 TEST(Overrides, MalformedOverrides) {
