@@ -533,7 +533,7 @@ std::vector<Issue> NormaliseSweepAxes(json* doc, SourceMap* origins) {
         origins->CopySubtree(PointerAppend(from, sub), to);
         axes[flat] = std::move(value);
       }
-      if (!axes.contains(key)) origins->EraseSubtree(from);
+      // The origins under `from` stay: a duplicate reported above points there.
     }
   }
   return issues;

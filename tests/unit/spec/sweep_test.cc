@@ -345,6 +345,14 @@ TEST(SweepMessages, Baseline) {
             "      |                               ^\n");
 }
 
+TEST(SweepMessages, AxisGivenTwice) {
+  EXPECT_EQ(RenderText(kBase + "sweep:\n  axes:\n    data.shape: [[8], [2, 4]]\n    data: {shape: [[1]]}\n"),
+            "x.yaml:8:12: error: axis 'data.shape' is given twice\n"
+            "    8 |     data: {shape: [[1]]}\n"
+            "      |            ^\n"
+            "note: first given at line 7\n");
+}
+
 TEST(SweepMessages, ShapeOfTheBlock) {
   EXPECT_EQ(RenderText(kBase + "sweep:\n  mode: gird\n  axes: {}\n"),
             "x.yaml:6:9: error: unknown sweep mode 'gird'\n"
