@@ -12,26 +12,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "run_util.h"
+
 namespace {
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out;  // stdout and stderr together
-  double seconds;
-};
-
-Result Runx(const std::string& args) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string cmd = std::string(RUNX_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-}
+using runx::testing::Runx;
 
 class Cli : public ::testing::Test {
  protected:

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "engine/child.h"
 #include "engine/runner.h"
 #include "store/store.h"
 #include "version.h"
@@ -26,7 +27,7 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "query", "doctor", "plugins", "help"};
+const char* const kSubcommands[] = {"run", "validate", "plan", "query", "doctor", "plugins", "trial", "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -51,6 +52,26 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--db", db_run, "results store (default: the experiment's `results`, results/runx.db)");
   run_cmd->add_option("--set", run.overrides, "override a config value, e.g. --set data.batch_size=128")->take_all();
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only errors");
+  run_cmd->add_flag("--json", run.json, "machine-readable events on stdout, one JSON object a line");
+  run_cmd->add_flag("--force", run.force, "re-run trials that already have an ok result in the store");
+  run_cmd->add_flag("--strict", run.strict, "exit 1 when any trial is not ok");
+  std::string shard;
+  run_cmd->add_option("--shard", shard, "run only trials i, i+n, i+2n, ... of the plan (i/n, 0-based)");
+  run_cmd->add_flag("--in-process", run.in_process, "run trials in this process (debugging: no crash isolation)");
+
+  std::string plan_file, plan_shard;
+  std::vector<std::string> plan_sets;
+  auto* plan_cmd = app.add_subcommand("plan", "print the trial matrix of an experiment; nothing runs");
+  plan_cmd->add_option("file", plan_file, "experiment YAML file")->required();
+  plan_cmd->add_option("--set", plan_sets, "override a config value")->take_all();
+  plan_cmd->add_option("--shard", plan_shard, "show only this shard (i/n)");
+
+  std::string trial_config, trial_out, trial_progress;
+  auto* trial_cmd = app.add_subcommand("trial", "");  // internal: one trial in a child process
+  trial_cmd->add_option("--config", trial_config)->required();
+  trial_cmd->add_option("--out", trial_out)->required();
+  trial_cmd->add_option("--progress", trial_progress);
+  trial_cmd->group("");
 
   std::vector<std::string> files, validate_sets;
   auto* validate_cmd = app.add_subcommand("validate", "check experiment files against the schema; nothing runs");
@@ -76,11 +97,15 @@ int Main(int argc, char** argv) {
   }
   if (*run_cmd) {
     if (!db_run.empty()) run.db = db_run;
+    if (!shard.empty()) run.shard = shard;
     run.command_line = "runx";
     for (const auto& a : args) run.command_line += " " + a;
     return engine::RunExperiment(run);
   }
   if (*validate_cmd) return engine::ValidateFiles(files, validate_sets);
+  if (*plan_cmd)
+    return engine::PlanExperiment(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
+  if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress);
   if (*query_cmd) return Query(db_query, sql, format);
   if (*doctor_cmd) return engine::Doctor();
   if (*plugins_cmd) return engine::ListPlugins();

@@ -1,6 +1,11 @@
 #include "engine/runner.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,14 +15,18 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <torch/cuda.h>
 
 #include "engine/device.h"
 #include "engine/environment.h"
+#include "engine/child.h"
 #include "engine/trial.h"
 #include "plugins/loader.h"
 #include "runx/compat.h"
+#include "report/report.h"
 #include "spec/spec.h"
+#include "spec/sweep.h"
 #include "store/store.h"
 #include "version.h"
 #ifdef RUNX_WITH_CUDA
@@ -37,24 +46,133 @@ void PrintPluginErrors(const plugins::Registry& registry) {
   for (const auto& e : registry.errors()) fmt::print(stderr, "warning: {}\n", e);
 }
 
-std::string HumanBytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
-  return fmt::format("{:.1f} {}", b, units[u]);
+
+}  // namespace
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted = true; }
+
+/// SIGINT/SIGTERM set a flag; the sweep loop ends the running trial and stops cleanly.
+struct SignalGuard {
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+std::string Clock(double s) {
+  const auto t = static_cast<int64_t>(s);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-/// The result table of one sweep, read back from the store (what you see is what was recorded).
-void PrintSweepTable(const std::string& db, int64_t sweep_id) {
-  const auto result = store::QueryReadOnly(db, fmt::format(
-      "SELECT label, status, device, round(samples_per_s, 1) AS samples_per_s, "
-      "round(step_ms_median, 2) AS step_ms, "
-      "printf('%.2f-%.2f', step_ms_p10, step_ms_p90) AS p10_p90_ms, "
-      "round(peak_mem_bytes / 1048576.0, 1) AS peak_mem_mib, round(final_loss, 4) AS final_loss, "
-      "round(accuracy, 4) AS accuracy, error FROM trial_summary WHERE sweep_id = {} ORDER BY trial_id",
-      sweep_id));
-  fmt::print("{}", store::FormatResult(result, store::Format::kTable));
+/// What identifies a trial's result for resume: the variant's config plus everything else the
+/// figures depend on (runx and LibTorch versions, the device it resolves to here).
+std::string IdentityHash(const std::string& config_hash, const std::string& device) {
+  return spec::Sha256Hex(fmt::format("{}|runx {}|libtorch {}|{}", config_hash, Version(),
+                                     compat::TorchVersionString(), device));
 }
+
+int64_t CountOk(store::Store& store, const std::string& identity) {
+  SQLite::Statement q(store.db(), "SELECT count(*) FROM trials WHERE config_hash = ? AND status = 'ok'");
+  q.bind(1, identity);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+/// The sweep to continue: the latest one of this experiment, unless --force.
+std::optional<int64_t> ResumableSweep(store::Store& store, int64_t experiment_id) {
+  SQLite::Statement q(store.db(), "SELECT id FROM sweeps WHERE experiment_id = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, experiment_id);
+  if (q.executeStep()) return q.getColumn(0).getInt64();
+  return std::nullopt;
+}
+
+/// A trial decided without starting a process (unavailable device, incompatible technique).
+std::optional<store::TrialRecord> PreCheck(const nlohmann::json& config, const plugins::Registry& registry,
+                                           std::string* device_out) {
+  store::TrialRecord r;
+  r.config_json = config.dump();
+  r.started_at = UtcNow();
+  try {
+    const auto device = SelectDevice(config.value("device", "auto"));
+    *device_out = device.str();
+    r.device = *device_out;
+    const auto techniques = EffectiveTechniques(config);
+    for (const auto& [name, params] : techniques.items()) {
+      auto verdict = registry.Create(name, params)->check(config, device);
+      if (!verdict.ok) {
+        r.status = "incompatible";
+        r.error = fmt::format("{}: {}", name, verdict.reason);
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    r.status = "failed";
+    r.error = e.what();
+  }
+  if (r.status.empty()) return std::nullopt;
+  r.finished_at = UtcNow();
+  return r;
+}
+
+class SweepProgress {
+ public:
+  SweepProgress(const RunOptions& o, size_t total) : quiet_(o.quiet), json_(o.json), tty_(isatty(fileno(stderr))), total_(total) {}
+  void Event(nlohmann::json ev) {
+    if (json_) fmt::print("{}\n", ev.dump()), std::fflush(stdout);
+  }
+  void TrialStart(size_t i, const spec::PlannedTrial& t) {
+    index_ = i;
+    label_ = t.label;
+    Event({{"event", "trial_start"}, {"index", i + 1}, {"total", total_}, {"label", t.label}, {"repeat", t.repeat_index}});
+    if (!quiet_ && !json_ && !tty_) fmt::print(stderr, "[{}/{}] {} (repeat {}) started\n", i + 1, total_, t.label, t.repeat_index);
+  }
+  void Step(const nlohmann::json& ev) {
+    nlohmann::json e = ev;
+    e["index"] = index_ + 1;
+    Event(e);
+    if (quiet_ || json_) return;
+    const double elapsed = Seconds();
+    const std::string loss = ev.contains("loss") ? fmt::format("  loss {:.4f}", ev["loss"].get<double>()) : "";
+    const std::string eta = done_ > 0 ? fmt::format("  ETA {}", Clock(elapsed / done_ * (total_ - done_))) : "";
+    const std::string line = fmt::format("[{}/{}] {}  {} {}/{}{}  |  elapsed {}{}", index_ + 1, total_, label_,
+                                         ev.value("warmup", false) ? "warm-up" : "step", ev.value("step", 0),
+                                         ev.value("total", 0), loss, Clock(elapsed), eta);
+    if (tty_) {
+      fmt::print(stderr, "\r\033[K{}", line);
+    } else if (Seconds() - last_line_ > 10) {
+      last_line_ = Seconds();
+      fmt::print(stderr, "{}\n", line);
+    }
+  }
+  void TrialEnd(const store::TrialRecord& r, const std::string& note) {
+    ++done_;
+    Event({{"event", "trial_end"}, {"index", index_ + 1}, {"label", label_}, {"status", r.status}, {"error", r.error}, {"note", note}});
+    if (quiet_ || json_) return;
+    if (tty_) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "[{}/{}] {}: {}{}\n", index_ + 1, total_, label_, r.status.empty() ? note : r.status,
+               r.error.empty() ? "" : " (" + r.error + ")");
+  }
+  double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  bool quiet_, json_, tty_;
+  size_t total_, index_ = 0, done_ = 0;
+  std::string label_;
+  double last_line_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace
 
@@ -62,51 +180,137 @@ int RunExperiment(const RunOptions& options) {
   const auto dirs = plugins::PluginDirs();
   const auto registry = plugins::Registry::Discover(dirs);
   PrintPluginErrors(registry);
+  const auto schemas = spec::SchemaSet::Load(dirs);
   spec::Experiment exp;
+  spec::Plan plan;
   try {
-    exp = spec::Load(options.file, Overrides(options.overrides), spec::SchemaSet::Load(dirs));
+    exp = spec::Load(options.file, Overrides(options.overrides), schemas);
+    plan = spec::Expand(exp, schemas);
+    if (options.shard) plan = spec::Shard(plan, *options.shard);
   } catch (const spec::SpecError& e) {
     fmt::print(stderr, "{}", e.Render());
     return 2;
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   }
   const std::string db = options.db.value_or(exp.config.value("results", "results/runx.db"));
+  const std::string name = exp.config.at("name").get<std::string>();
   try {
     auto store = store::Store::Open(db);
     const auto host = HostEnvironment();
-    const int64_t experiment_id =
-        store.AddExperiment(exp.config.at("name").get<std::string>(), options.file, exp.text, exp.text_sha256);
-    store::SweepInfo info{experiment_id, UtcNow(), host.count("host") ? host.at("host") : "",
-                          Version(), GitSha(), options.command_line};
-    const int64_t sweep_id = store.BeginSweep(info);
-    store.AddSweepEnvironment(sweep_id, host);
+    const int64_t experiment_id = store.AddExperiment(name, options.file, exp.text, exp.text_sha256);
+    std::optional<int64_t> resumed = options.force ? std::nullopt : ResumableSweep(store, experiment_id);
+    int64_t sweep_id;
+    if (resumed) {
+      sweep_id = *resumed;
+      SQLite::Statement q(store.db(), "UPDATE sweeps SET status = 'running', finished_at = NULL WHERE id = ?");
+      q.bind(1, sweep_id);
+      q.exec();
+    } else {
+      sweep_id = store.BeginSweep({experiment_id, UtcNow(), host.count("host") ? host.at("host") : "", Version(),
+                                   GitSha(), options.command_line});
+      auto env = host;
+      env["plan.mode"] = plan.mode;
+      env["plan.order"] = plan.order;
+      env["plan.order_seed"] = std::to_string(plan.order_seed);
+      env["plan.variants"] = std::to_string(plan.variants);
+      env["plan.repeats"] = std::to_string(plan.repeats);
+      env["plan.shard"] = fmt::format("{}/{}", plan.shard_index, plan.shard_count);
+      store.AddSweepEnvironment(sweep_id, env);
+    }
 
-    if (!options.quiet)
-      fmt::print(stderr, "runx: {} ({}), trial 1 of 1: {}\n", exp.config.at("name").get<std::string>(),
-                 options.file, TrialLabel(exp.config));
-    TrialOptions topts;
-    const bool tty = isatty(fileno(stderr));
-    if (!options.quiet) {
-      topts.on_progress = [tty](const Progress& p) {
-        const std::string loss = std::isnan(p.loss) ? "" : fmt::format("  loss {:.4f}", p.loss);
-        fmt::print(stderr, "{}  {} step {}/{}{}{}", tty ? "\r" : "", p.warmup ? "warm-up " : "measured",
-                   p.step, p.total, loss, tty ? "   " : "\n");
-        if (tty && p.step == p.total) fmt::print(stderr, "\n");
-      };
+    SweepProgress progress(options, plan.trials.size());
+    progress.Event({{"event", "sweep_start"}, {"sweep_id", sweep_id}, {"trials", plan.trials.size()},
+                    {"variants", plan.variants}, {"repeats", plan.repeats}, {"resumed", resumed.has_value()}});
+    if (!options.quiet && !options.json)
+      fmt::print(stderr, "runx: {} ({}): {} trial{} ({} variant{} x {} repeat{}){}\n", name, options.file,
+                 plan.trials.size(), plan.trials.size() == 1 ? "" : "s", plan.variants, plan.variants == 1 ? "" : "s",
+                 plan.repeats, plan.repeats == 1 ? "" : "s", resumed ? fmt::format(", resuming sweep {}", sweep_id) : "");
+
+    SignalGuard signals;
+    g_interrupted = false;
+    std::map<std::string, int64_t> seen;  // identity -> planned repeats met so far
+    int not_ok = 0, ran = 0, skipped = 0;
+    size_t done = 0;
+    for (size_t i = 0; i < plan.trials.size() && !g_interrupted; ++i) {
+      const auto& t = plan.trials[i];
+      progress.TrialStart(i, t);
+      std::string device;
+      auto decided = PreCheck(t.config, registry, &device);
+      const std::string identity = IdentityHash(t.config_hash, device.empty() ? t.config.value("device", "auto") : device);
+      const int64_t nth = seen[identity]++;
+      if (!options.force && !decided && nth < CountOk(store, identity)) {
+        ++skipped;
+        ++done;
+        store::TrialRecord r;
+        progress.TrialEnd(r, "skipped (an ok result with the same config, versions and device is in the store; --force re-runs it)");
+        continue;
+      }
+      store::TrialRecord rec;
+      if (decided) {
+        rec = *decided;
+      } else if (options.in_process) {
+        rec = RunTrial(t.config, registry, {});
+      } else {
+        ChildOptions copts;
+        copts.runx_exe = SelfExe();
+        copts.timeout_s = plan.trial_timeout_s;
+        copts.interrupted = &g_interrupted;
+        copts.on_event = [&progress](const nlohmann::json& ev) { progress.Step(ev); };
+        if (RunTrialInChild(t.config, copts, &rec) == ChildOutcome::kInterrupted) break;
+        ++ran;
+      }
+      rec.sweep_id = sweep_id;
+      rec.config_hash = identity;
+      rec.label = t.label;
+      rec.is_baseline = t.is_baseline;
+      rec.repeat_index = t.repeat_index;
+      rec.order_index = t.order_index;
+      if (rec.device.empty()) rec.device = device;
+      if (rec.config_json.empty()) rec.config_json = t.config.dump();
+      store.RecordTrial(rec);
+      if (rec.status != "ok") ++not_ok;
+      ++done;
+      progress.TrialEnd(rec, "");
     }
-    auto rec = RunTrial(exp.config, registry, topts);
-    rec.sweep_id = sweep_id;
-    rec.config_hash = exp.config_hash;
-    rec.is_baseline = rec.label == "baseline";
-    store.RecordTrial(rec);
-    store.EndSweep(sweep_id, "ok", UtcNow());
-    if (!options.quiet) {
-      PrintSweepTable(db, sweep_id);
-      fmt::print("results: {} (sweep {})\n", db, sweep_id);
+    const bool interrupted = g_interrupted.load();
+    store.EndSweep(sweep_id, interrupted ? "interrupted" : "ok", UtcNow());
+    const auto rows = report::Summarize(db, sweep_id, plan.order_seed);
+    report::WriteVariantStats(store, sweep_id, rows);
+    progress.Event({{"event", "sweep_end"}, {"sweep_id", sweep_id}, {"interrupted", interrupted}, {"done", done},
+                    {"skipped", skipped}, {"not_ok", not_ok}});
+    if (!options.quiet && !options.json) {
+      fmt::print("{}", report::RenderReport(rows));
+      fmt::print("results: {} (sweep {}){}\n", db, sweep_id,
+                 skipped ? fmt::format("; {} trial{} skipped as already done", skipped, skipped == 1 ? "" : "s") : "");
     }
-    return 0;
+    if (interrupted) {
+      fmt::print(stderr, "runx: interrupted: {} of {} trials done; run the same command again to resume\n", done,
+                 plan.trials.size());
+      return 130;
+    }
+    return options.strict && not_ok > 0 ? 1 : 0;
   } catch (const store::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
+  }
+}
+
+int PlanExperiment(const std::string& file, const std::vector<std::string>& overrides,
+                   const std::optional<std::string>& shard) {
+  const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
+  try {
+    auto plan = spec::Expand(spec::Load(file, Overrides(overrides), schemas), schemas);
+    if (shard) plan = spec::Shard(plan, *shard);
+    fmt::print("{}", spec::RenderPlan(plan));
+    return 0;
+  } catch (const spec::SpecError& e) {
+    fmt::print(stderr, "{}", e.Render());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   }
 }
 

@@ -68,18 +68,12 @@ void ForEach(std::vector<Active>& active, const char* hook, Fn&& fn) {
   for (auto& a : active) {
     try {
       fn(*a.technique);
+    } catch (const std::bad_alloc&) {
+      throw;  // out of memory is the trial's status, whoever asked for the memory
     } catch (const std::exception& e) {
       throw TechniqueFailure(fmt::format("technique '{}' failed in {}: {}", a.name, hook, e.what()));
     }
   }
-}
-
-/// The techniques of a config in the order listed, with precision fp16/bf16 carried out by amp.
-nlohmann::json EffectiveTechniques(const nlohmann::json& config) {
-  nlohmann::json t = config.value("optimizations", nlohmann::json::object());
-  const std::string precision = config.value("precision", "fp32");
-  if ((precision == "fp16" || precision == "bf16") && !t.contains("amp")) t["amp"] = nlohmann::json::object();
-  return t;
 }
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model) {
@@ -101,7 +95,8 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& con
 std::string Classify(const std::string& what) {
   std::string lower = what;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  if (lower.find("out of memory") != std::string::npos) return "oom";
+  if (lower.find("out of memory") != std::string::npos || lower.find("can't allocate memory") != std::string::npos)
+    return "oom";
   return "failed";
 }
 
@@ -131,6 +126,13 @@ double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active
 }
 
 }  // namespace
+
+nlohmann::json EffectiveTechniques(const nlohmann::json& config) {
+  nlohmann::json t = config.value("optimizations", nlohmann::json::object());
+  const std::string precision = config.value("precision", "fp32");
+  if ((precision == "fp16" || precision == "bf16") && !t.contains("amp")) t["amp"] = nlohmann::json::object();
+  return t;
+}
 
 std::string TrialLabel(const nlohmann::json& config) {
   std::vector<std::string> parts;
@@ -265,10 +267,11 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       StepStats st{i, i < warmup, losses.back()};
       ForEach(active, "on_step_end", [&](Technique& t) { t.on_step_end(st, ctx); });
       if ((i + 1) % per_epoch == 0) ForEach(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
+      if (options.on_step) options.on_step(i + 1, total);
       if (options.on_progress && ((i + 1) % options.progress_every == 0 || i + 1 == total)) {
         // Reading the loss synchronizes: only where that costs nothing (the CPU) or in warm-up.
         const bool read = host_sync_ok || i < warmup;
-        options.on_progress({i + 1, total, i < warmup, read ? loss.item<double>() : std::nan("")});
+        options.on_progress({i + 1, total, i < warmup, read ? loss.item<double>() : std::nan(""), PeakMemoryBytes(device)});
       }
     }
     timer.Mark();

@@ -17,11 +17,14 @@ struct Progress {
   int64_t step = 0, total = 0;
   bool warmup = false;
   double loss = 0;
+  int64_t peak_mem_bytes = 0;  ///< so far (device allocator peak, or the process's peak RSS)
 };
 
 struct TrialOptions {
   std::function<void(const Progress&)> on_progress;  ///< called every progress_every steps
   int64_t progress_every = 50;
+  /// Called after every step with (steps done, total): must be cheap (no I/O).
+  std::function<void(int64_t, int64_t)> on_step;
 };
 
 /// Runs the trial described by `config` and returns its record (status, steps, metrics,
@@ -30,6 +33,10 @@ struct TrialOptions {
 /// programming errors throw.
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options = {});
+
+/// The techniques a config turns on, in the order listed, with precision fp16/bf16 carried out by
+/// amp (added when not listed): technique name -> parameters.
+nlohmann::json EffectiveTechniques(const nlohmann::json& config);
 
 /// The label of a trial from its techniques and precision: "baseline" or e.g. "bf16+channels_last".
 std::string TrialLabel(const nlohmann::json& config);

@@ -1,0 +1,226 @@
+#include "engine/child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "engine/environment.h"
+#include "engine/record_json.h"
+#include "engine/trial.h"
+#include "plugins/loader.h"
+
+namespace runx::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The last non-empty line of a child's stderr, without LibTorch's backtrace noise.
+std::string LastLine(const std::string& text) {
+  std::string last, line;
+  std::stringstream ss(text);
+  while (std::getline(ss, line))
+    if (!line.empty() && line.find("frame #") == std::string::npos) last = line;
+  return last;
+}
+
+void Kill(pid_t pid, int sig) {
+  kill(-pid, sig);  // the child leads its own process group
+  kill(pid, sig);
+}
+
+}  // namespace
+
+std::string SelfExe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("runx") : p.string();
+}
+
+ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record) {
+  char tmpl[] = "/tmp/runx-trial-XXXXXX";
+  const char* dir_c = mkdtemp(tmpl);
+  if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  const fs::path dir(dir_c);
+  const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
+                    err = (dir / "stderr.txt").string(), prog = (dir / "progress.bin").string();
+  {
+    const int64_t zeros[2] = {0, 0};
+    std::ofstream(prog, std::ios::binary).write(reinterpret_cast<const char*>(zeros), sizeof zeros);
+  }
+  std::ofstream(cfg) << config.dump();
+
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const std::string started = UtcNow();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid == 0) {
+    setpgid(0, 0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a runx that was killed
+#endif
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    dup2(fds[1], STDOUT_FILENO);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (e >= 0) dup2(e, STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execl(options.runx_exe.c_str(), "runx", "trial", "--config", cfg.c_str(), "--out", out.c_str(), "--progress",
+          prog.c_str(), nullptr);
+    _exit(127);
+  }
+  close(fds[1]);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(options.timeout_s);
+  bool timed_out = false, interrupted = false;
+  int64_t last_step = 0, total_steps = 0, peak_mem = -1;
+  std::string buffer;
+  char chunk[4096];
+  for (bool open_pipe = true; open_pipe;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = poll(&p, 1, 100);
+    if (ready > 0) {
+      const ssize_t n = read(fds[0], chunk, sizeof chunk);
+      if (n <= 0) {
+        open_pipe = false;
+      } else {
+        buffer.append(chunk, static_cast<size_t>(n));
+        for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
+          auto ev = nlohmann::json::parse(buffer.substr(0, nl), nullptr, false);
+          if (ev.is_discarded()) continue;
+          if (ev.value("event", "") == "progress") {
+            last_step = ev.value("step", last_step);
+            total_steps = ev.value("total", total_steps);
+            peak_mem = ev.value("peak_mem_bytes", peak_mem);
+          }
+          if (options.on_event) options.on_event(ev);
+        }
+      }
+    }
+    if (options.interrupted && options.interrupted->load()) {
+      interrupted = true;
+      break;
+    }
+    if (Clock::now() > deadline) {
+      timed_out = true;
+      break;
+    }
+  }
+  int status = 0;
+  if (interrupted || timed_out) {
+    Kill(pid, interrupted ? SIGTERM : SIGKILL);
+    for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(20000);
+    Kill(pid, SIGKILL);
+  }
+  waitpid(pid, &status, 0);
+  close(fds[0]);
+
+  if (interrupted) {
+    fs::remove_all(dir);
+    return ChildOutcome::kInterrupted;
+  }
+  const std::string stderr_text = ReadFile(err);
+  {
+    int64_t counts[2] = {0, 0};
+    std::ifstream(prog, std::ios::binary).read(reinterpret_cast<char*>(counts), sizeof counts);
+    if (counts[1] > 0) last_step = counts[0], total_steps = counts[1];
+  }
+  if (!timed_out && fs::exists(out)) {
+    *record = RecordFromJson(nlohmann::json::parse(ReadFile(out)));
+  } else {
+    store::TrialRecord r;
+    r.config_json = config.dump();
+    r.started_at = started;
+    const std::string progress =
+        total_steps > 0 ? fmt::format(" after {} of {} steps", last_step, total_steps) : " before its first step";
+    if (timed_out) {
+      r.status = "timeout";
+      r.error = fmt::format("timed out after {:g} s{} (trial_timeout_s)", options.timeout_s, progress);
+    } else if (WIFSIGNALED(status)) {
+      const int sig = WTERMSIG(status);
+      if (sig == SIGKILL) {
+        r.status = "oom";
+        r.error = fmt::format("killed by SIGKILL{} (most likely the kernel's out-of-memory killer)", progress);
+      } else {
+        r.status = "crashed";
+        r.error = fmt::format("crashed: {} (signal {}){}", strsignal(sig), sig, progress);
+      }
+    } else {
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      r.status = stderr_text.find("bad_alloc") != std::string::npos ? "oom" : "crashed";
+      r.error = fmt::format("exited with status {}{}", code, progress);
+    }
+    const std::string last = LastLine(stderr_text);
+    if (!last.empty() && !timed_out) r.error += ": " + last;
+    r.metrics.push_back({"steps_done", static_cast<double>(last_step), "", {}});
+    if (peak_mem >= 0) r.metrics.push_back({"peak_mem_bytes", static_cast<double>(peak_mem), "bytes", {}});
+    *record = std::move(r);
+  }
+  record->finished_at = UtcNow();
+  fs::remove_all(dir);
+  return ChildOutcome::kRecorded;
+}
+
+int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path) {
+  const auto config = nlohmann::json::parse(ReadFile(config_path));
+  const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
+  TrialOptions options;
+  volatile int64_t* shared = nullptr;
+  if (!progress_path.empty()) {
+    const int fd = open(progress_path.c_str(), O_RDWR);
+    if (fd >= 0) {
+      void* p = mmap(nullptr, 2 * sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+      if (p != MAP_FAILED) shared = static_cast<volatile int64_t*>(p);
+    }
+  }
+  if (shared) {
+    options.on_step = [shared](int64_t done, int64_t total) {
+      shared[1] = total;
+      shared[0] = done;
+    };
+  }
+  options.progress_every = 1;
+  auto last = Clock::now() - std::chrono::seconds(1);
+  options.on_progress = [&last](const Progress& p) {
+    const auto now = Clock::now();
+    if (p.step != p.total && now - last < std::chrono::milliseconds(250)) return;
+    last = now;
+    nlohmann::json ev{{"event", "progress"}, {"step", p.step}, {"total", p.total}, {"warmup", p.warmup},
+                      {"peak_mem_bytes", p.peak_mem_bytes}};
+    if (!std::isnan(p.loss)) ev["loss"] = p.loss;
+    std::fputs((ev.dump() + "\n").c_str(), stdout);
+    std::fflush(stdout);
+  };
+  const auto record = RunTrial(config, registry, options);
+  const std::string tmp = out_path + ".tmp";
+  std::ofstream(tmp) << ToJson(record).dump();
+  fs::rename(tmp, out_path);
+  return 0;
+}
+
+}  // namespace runx::engine

@@ -1,0 +1,40 @@
+#pragma once
+// Runs one trial in its own child process (`runx trial`), so that a segfault, an abort, an
+// out-of-memory kill or a hang ends that trial only: the parent turns it into a result.
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/store.h"
+
+namespace runx::engine {
+
+struct ChildOptions {
+  std::string runx_exe;        ///< the runx binary to start (normally /proc/self/exe)
+  double timeout_s = 3600;     ///< wall-clock limit for the whole trial
+  std::function<void(const nlohmann::json& event)> on_event;  ///< progress events from the child
+  const std::atomic<bool>* interrupted = nullptr;  ///< set by the parent's SIGINT/SIGTERM handler
+};
+
+enum class ChildOutcome { kRecorded, kInterrupted };
+
+/// Starts `runx trial` for `config`, relays its events, and fills `record`: the child's own record
+/// when it finished, otherwise one with status crashed / oom / timeout saying how far it got.
+/// Returns kInterrupted (record untouched) when the parent was interrupted meanwhile; the child
+/// is then ended.
+ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options,
+                             store::TrialRecord* record);
+
+/// The `runx trial --config IN --out OUT` side: runs the trial in this process, prints progress
+/// events as JSON lines on stdout, writes the record to OUT atomically. Returns the exit status.
+/// `progress_path` (may be empty) is a file the child keeps {steps done, total} in after every
+/// step through shared memory, so the parent knows how far a trial got even when it crashes
+/// between progress events.
+int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path);
+
+/// Path of the running executable.
+std::string SelfExe();
+
+}  // namespace runx::engine

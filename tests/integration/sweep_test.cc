@@ -1,0 +1,243 @@
+// Sweeps through the real runx binary: process isolation, resume after SIGKILL and Ctrl-C, the
+// report's confidence intervals against the stored steps.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+#include "run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using runx::testing::Runx;
+
+std::string TinySweep(const std::string& sweep, const std::string& extra = "") {
+  return "name: tiny-sweep\n"
+         "device: cpu\n"
+         "model: {name: cnn, channels: [4, 8]}\n"
+         "data: {source: synthetic, shape: [3, 8, 8], num_classes: 5, batch_size: 8}\n"
+         "train: {warmup_steps: 2, steps: 12, optimizer: {name: sgd, lr: 0.01}}\n" +
+         extra + sweep;
+}
+
+class Sweep : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("runx_sweep_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runx.db").string();
+    setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
+  }
+  void TearDown() override { unsetenv("RUNX_PLUGIN_PATH"); }
+  std::string Write(const std::string& text) {
+    const auto p = dir_ / "exp.yaml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::map<std::string, std::string> Statuses() {
+    SQLite::Database db(db_);
+    SQLite::Statement q(db, "SELECT label, status, coalesce(error, '') FROM trials ORDER BY id");
+    std::map<std::string, std::string> out;
+    while (q.executeStep()) {
+      out[q.getColumn(0).getString()] = q.getColumn(1).getString();
+      errors_[q.getColumn(0).getString()] = q.getColumn(2).getString();
+    }
+    return out;
+  }
+  fs::path dir_;
+  std::string db_;
+  std::map<std::string, std::string> errors_;
+};
+
+struct Case {
+  const char* mode;
+  const char* status;
+  const char* error_part;
+};
+
+TEST_F(Sweep, EveryKindOfFailureIsARecordedTrialAndTheSweepGoesOn) {
+  const Case cases[] = {{"segfault", "crashed", "crashed: Segmentation fault (signal 11) after"},
+                        {"abort", "crashed", "crashed: Aborted (signal 6) after"},
+                        {"hang", "timeout", "timed out after 4 s after"},
+                        {"oom", "oom", "out of host memory"},
+                        {"nan", "nan", "loss became non-finite"}};
+  for (const auto& c : cases) {
+    const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n",
+                                      std::string("trial_timeout_s: 4\noptimizations: {test_crash: {mode: ") + c.mode +
+                                          ", at_step: 3}}\n"));
+    auto r = Runx(file + " --db " + db_ + " --force");
+    EXPECT_EQ(r.status, 0) << c.mode << "\n" << r.out;
+    auto st = Statuses();
+    EXPECT_EQ(st["baseline"], "ok") << c.mode << "\n" << r.out;
+    EXPECT_EQ(st["test_crash"], c.status) << c.mode << "\n" << r.out;
+    EXPECT_NE(errors_["test_crash"].find(c.error_part), std::string::npos) << c.mode << ": " << errors_["test_crash"];
+  }
+  const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n",
+                                    "optimizations: {test_crash: {mode: abort}}\n"));
+  EXPECT_EQ(Runx(file + " --db " + db_ + " --force --strict -q").status, 1);
+  SQLite::Database db(db_);
+  // How far a crashed trial got, and its memory, are kept.
+  EXPECT_GT(db.execAndGet("SELECT value FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                          "WHERE t.status = 'crashed' AND m.name = 'peak_mem_bytes' LIMIT 1").getDouble(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                          "WHERE t.status = 'crashed' AND m.name = 'steps_done' LIMIT 1").getDouble(), 3);  // died in step 3's hook
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+}
+
+TEST_F(Sweep, IncompatibleCombinationIsRecordedWithoutAProcess) {
+  const auto file = Write(
+      "name: flat\ndevice: cpu\nmodel: {name: mlp, hidden: [8]}\n"
+      "data: {source: synthetic, shape: [12], num_classes: 3, batch_size: 4}\n"
+      "train: {warmup_steps: 1, steps: 3}\n"
+      "sweep: {mode: ablation, axes: {optimizations: [channels_last]}}\n");
+  auto r = Runx(file + " --db " + db_ + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto st = Statuses();
+  EXPECT_EQ(st["baseline"], "ok");
+  EXPECT_EQ(st["channels_last"], "incompatible");
+  EXPECT_EQ(errors_["channels_last"],
+            "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
+  EXPECT_NE(r.out.find("\"event\":\"sweep_end\""), std::string::npos) << r.out;
+}
+
+/// Starts runx in the background and returns its pid.
+pid_t Spawn(const std::string& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = std::string(RUNX_BIN) + " " + args + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+int64_t Count(const std::string& db, const std::string& sql) {
+  if (!fs::exists(db)) return 0;
+  try {
+    SQLite::Database d(db, SQLite::OPEN_READONLY);
+    return d.execAndGet(sql).getInt64();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool WaitFor(const std::function<bool()>& cond, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST_F(Sweep, KillNineMidSweepThenRerunCompletesOnlyWhatIsMissing) {
+  const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_good]}}\n", "repeats: 4\n"));
+  const pid_t pid = Spawn(file + " --db " + db_);
+  ASSERT_TRUE(WaitFor([&] { return Count(db_, "SELECT count(*) FROM trials") >= 3; }, 120));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int64_t before = Count(db_, "SELECT count(*) FROM trials");
+  ASSERT_LT(before, 8) << "the sweep finished before it could be killed";
+  {
+    SQLite::Database db(db_);
+    EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  }
+  auto r = Runx(file + " --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped"), std::string::npos) << r.out;
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 8);  // nothing ran twice
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials WHERE status = 'ok'").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT label || '/' || repeat_index) FROM trials").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT sweep_id) FROM trials").getInt(), 1);  // resumed the same sweep
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  // A third run has nothing left to do; --force runs everything again, in a new sweep.
+  auto again = Runx(file + " --db " + db_ + " -q");
+  EXPECT_EQ(again.status, 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 8);
+}
+
+TEST_F(Sweep, CtrlCStopsCleanlyAndKeepsWhatFinished) {
+  const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_good]}}\n", "repeats: 4\n"));
+  const pid_t pid = Spawn(file + " --db " + db_);
+  ASSERT_TRUE(WaitFor([&] { return Count(db_, "SELECT count(*) FROM trials") >= 2; }, 120));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(Count(db_, "SELECT count(*) FROM sweeps WHERE status = 'interrupted'"), 1);
+  const int64_t kept = Count(db_, "SELECT count(*) FROM trials WHERE status = 'ok'");
+  EXPECT_GE(kept, 2);
+  EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials WHERE status != 'ok'"), 0);  // the ended trial is not a result
+}
+
+TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
+  const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [channels_last, amp]}}\n",
+                                    "repeats: 2\n"));
+  auto r = Runx(file + " --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* label : {"baseline", "channels_last", "amp", "channels_last+amp"})
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials WHERE status = 'ok'").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM speedups").getInt(), 8);
+  const int64_t sweep = db.execAndGet("SELECT max(id) FROM sweeps").getInt64();
+  // Recompute each variant's interval from the stored steps with the report's own seed and compare.
+  SQLite::Statement vs(db, "SELECT label, speedup, speedup_ci_low, speedup_ci_high, seed, resamples FROM variant_stats "
+                           "WHERE sweep_id = ? AND is_baseline = 0");
+  vs.bind(1, sweep);
+  int checked = 0;
+  while (vs.executeStep()) {
+    const std::string label = vs.getColumn(0).getString();
+    const auto steps = [&](const std::string& l) {
+      std::vector<std::vector<runx::report::StepSample>> reps;
+      SQLite::Statement t(db, "SELECT id FROM trials WHERE sweep_id = ? AND label = ? AND status = 'ok' ORDER BY repeat_index");
+      t.bind(1, sweep);
+      t.bind(2, l);
+      while (t.executeStep()) {
+        SQLite::Statement s(db, "SELECT wall_ms, samples FROM steps WHERE trial_id = ? AND phase = 'measure' ORDER BY step");
+        s.bind(1, t.getColumn(0).getInt64());
+        reps.emplace_back();
+        while (s.executeStep()) reps.back().push_back({s.getColumn(0).getDouble(), s.getColumn(1).getDouble()});
+      }
+      return reps;
+    };
+    const auto ci = runx::report::BootstrapSpeedup(steps("baseline"), steps(label), vs.getColumn(5).getInt(),
+                                                   static_cast<uint64_t>(vs.getColumn(4).getInt64()));
+    EXPECT_DOUBLE_EQ(ci.estimate, vs.getColumn(1).getDouble()) << label;
+    EXPECT_DOUBLE_EQ(ci.low, vs.getColumn(2).getDouble()) << label;
+    EXPECT_DOUBLE_EQ(ci.high, vs.getColumn(3).getDouble()) << label;
+    EXPECT_LE(ci.low, ci.estimate);
+    EXPECT_GE(ci.high, ci.estimate);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
+TEST_F(Sweep, PlanShowsTheMatrixAndShardsPartitionIt) {
+  const auto file = Write(TinySweep("sweep: {mode: grid, axes: {optimizations: [channels_last, amp]}}\n", "repeats: 3\n"));
+  auto p = Runx("plan " + file);
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_NE(p.out.find("channels_last+amp"), std::string::npos) << p.out;
+  auto a = Runx(file + " --db " + db_ + " --shard 0/2 -q");
+  auto b = Runx(file + " --db " + dir_.string() + "/other.db --shard 1/2 -q");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials") + Count(dir_.string() + "/other.db", "SELECT count(*) FROM trials"), 12);
+  EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials"), 6);
+}
+
+}  // namespace
