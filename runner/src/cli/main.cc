@@ -7,6 +7,7 @@
 #include <fcntl.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -64,5 +65,10 @@ int main(int argc, char** argv) {
       sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
       sigaction(sig, &sa, nullptr);
     }
-  return runx::cli::Main(argc, argv);
+  try {
+    return runx::cli::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runx: internal error: %s\n", e.what());
+    return 70;
+  }
 }

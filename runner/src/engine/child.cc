@@ -111,7 +111,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
         buffer.append(chunk, static_cast<size_t>(n));
         for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
           auto ev = nlohmann::json::parse(buffer.substr(0, nl), nullptr, false);
-          if (ev.is_discarded()) continue;
+          if (ev.is_discarded() || !ev.is_object()) continue;  // other output of the child's libraries
           if (ev.value("event", "") == "progress") {
             last_step = ev.value("step", last_step);
             total_steps = ev.value("total", total_steps);
@@ -133,10 +133,15 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   int status = 0;
   if (interrupted || timed_out) {
     Kill(pid, interrupted ? SIGTERM : SIGKILL);
-    for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(20000);
-    Kill(pid, SIGKILL);
+    bool reaped = false;
+    for (int i = 0; i < 50 && !(reaped = waitpid(pid, &status, WNOHANG) == pid); ++i) usleep(20000);
+    if (!reaped) {
+      Kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  } else {
+    waitpid(pid, &status, 0);
   }
-  waitpid(pid, &status, 0);
   close(fds[0]);
 
   if (interrupted) {

@@ -258,7 +258,14 @@ int RunExperiment(const RunOptions& options) {
         copts.timeout_s = plan.trial_timeout_s;
         copts.interrupted = &g_interrupted;
         copts.on_event = [&progress](const nlohmann::json& ev) { progress.Step(ev); };
-        if (RunTrialInChild(t.config, copts, &rec) == ChildOutcome::kInterrupted) break;
+        try {
+          if (RunTrialInChild(t.config, copts, &rec) == ChildOutcome::kInterrupted) break;
+        } catch (const std::exception& e) {  // runx's side failed (fork, temp files, a bad record)
+          rec = store::TrialRecord{};
+          rec.status = "failed";
+          rec.error = fmt::format("runx could not run or read the trial: {}", e.what());
+          rec.started_at = rec.finished_at = UtcNow();
+        }
         ++ran;
       }
       rec.sweep_id = sweep_id;
