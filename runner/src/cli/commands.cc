@@ -71,6 +71,8 @@ int Main(int argc, char** argv) {
   trial_cmd->add_option("--config", trial_config)->required();
   trial_cmd->add_option("--out", trial_out)->required();
   trial_cmd->add_option("--progress", trial_progress);
+  int64_t trial_parent = 0;
+  trial_cmd->add_option("--parent", trial_parent);
   trial_cmd->group("");
 
   std::vector<std::string> files, validate_sets;
@@ -105,7 +107,7 @@ int Main(int argc, char** argv) {
   if (*validate_cmd) return engine::ValidateFiles(files, validate_sets);
   if (*plan_cmd)
     return engine::PlanExperiment(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
-  if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress);
+  if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
   if (*doctor_cmd) return engine::Doctor();
   if (*plugins_cmd) return engine::ListPlugins();

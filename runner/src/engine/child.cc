@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,8 @@
 #include "engine/record_json.h"
 #include "engine/trial.h"
 #include "plugins/loader.h"
+
+extern char** environ;
 
 namespace runx::engine {
 namespace fs = std::filesystem;
@@ -74,25 +78,39 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   std::ofstream(cfg) << config.dump();
 
   int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   const std::string started = UtcNow();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    setpgid(0, 0);
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a runx that was killed
+  // posix_spawn (vfork semantics), not fork: the parent may hold a CUDA context, and a fork's
+  // copy-on-write duplicate of its pinned and device-mapped memory breaks that context (seen on
+  // the H200: the parent died at the trial's end). The child gets a pipe as stdout, a file as
+  // stderr, nothing else, its own process group and default signals.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // none of the parent's descriptors
 #endif
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    dup2(fds[1], STDOUT_FILENO);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (e >= 0) dup2(e, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  const std::string parent = std::to_string(getpid());
+  const char* argv[] = {"runx", "trial", "--config", cfg.c_str(), "--out", out.c_str(), "--progress", prog.c_str(),
+                        "--parent", parent.c_str(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, options.runx_exe.c_str(), &actions, &attr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
     close(fds[0]);
     close(fds[1]);
-    execl(options.runx_exe.c_str(), "runx", "trial", "--config", cfg.c_str(), "--out", out.c_str(), "--progress",
-          prog.c_str(), nullptr);
-    _exit(127);
+    throw std::runtime_error(fmt::format("cannot start '{}': {}", options.runx_exe, std::strerror(rc)));
   }
   close(fds[1]);
   const auto deadline = Clock::now() + std::chrono::duration<double>(options.timeout_s);
@@ -190,7 +208,12 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   return ChildOutcome::kRecorded;
 }
 
-int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path) {
+int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path,
+                   int64_t parent_pid) {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a runx that was killed...
+#endif
+  if (parent_pid > 0 && getppid() != parent_pid) return 1;  // ...even one killed before this line
   const auto config = nlohmann::json::parse(ReadFile(config_path));
   const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
   TrialOptions options;

@@ -2,6 +2,7 @@
 // Runs one trial in its own child process (`runx trial`), so that a segfault, an abort, an
 // out-of-memory kill or a hang ends that trial only: the parent turns it into a result.
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -32,7 +33,10 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
 /// `progress_path` (may be empty) is a file the child keeps {steps done, total} in after every
 /// step through shared memory, so the parent knows how far a trial got even when it crashes
 /// between progress events.
-int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path);
+/// `parent_pid` (0: unknown) is the runx that started it: the child exits at once if that one is
+/// already gone, and is killed when it dies.
+int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path,
+                   int64_t parent_pid);
 
 /// Path of the running executable.
 std::string SelfExe();
