@@ -42,6 +42,23 @@ std::vector<spec::Override> Overrides(const std::vector<std::string>& sets) {
   return out;
 }
 
+/// Loads, validates and expands `file` (then keeps `shard`); prints every problem and returns
+/// nullopt when the input is invalid (exit status 2).
+std::optional<spec::Plan> LoadPlan(const std::string& file, const std::vector<std::string>& sets,
+                                   const std::optional<std::string>& shard, const spec::SchemaSet& schemas,
+                                   spec::Experiment* exp) {
+  try {
+    *exp = spec::Load(file, Overrides(sets), schemas);
+    auto plan = spec::Expand(*exp, schemas);
+    return shard ? spec::Shard(plan, *shard) : plan;
+  } catch (const spec::SpecError& e) {
+    fmt::print(stderr, "{}", e.Render());
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  }
+  return std::nullopt;
+}
+
 void PrintPluginErrors(const plugins::Registry& registry) {
   for (const auto& e : registry.errors()) fmt::print(stderr, "warning: {}\n", e);
 }
@@ -182,18 +199,9 @@ int RunExperiment(const RunOptions& options) {
   PrintPluginErrors(registry);
   const auto schemas = spec::SchemaSet::Load(dirs);
   spec::Experiment exp;
-  spec::Plan plan;
-  try {
-    exp = spec::Load(options.file, Overrides(options.overrides), schemas);
-    plan = spec::Expand(exp, schemas);
-    if (options.shard) plan = spec::Shard(plan, *options.shard);
-  } catch (const spec::SpecError& e) {
-    fmt::print(stderr, "{}", e.Render());
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  }
+  auto loaded = LoadPlan(options.file, options.overrides, options.shard, schemas, &exp);
+  if (!loaded) return 2;
+  const spec::Plan& plan = *loaded;
   const std::string db = options.db.value_or(exp.config.value("results", "results/runx.db"));
   const std::string name = exp.config.at("name").get<std::string>();
   try {
@@ -306,19 +314,11 @@ int RunExperiment(const RunOptions& options) {
 
 int PlanExperiment(const std::string& file, const std::vector<std::string>& overrides,
                    const std::optional<std::string>& shard) {
-  const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
-  try {
-    auto plan = spec::Expand(spec::Load(file, Overrides(overrides), schemas), schemas);
-    if (shard) plan = spec::Shard(plan, *shard);
-    fmt::print("{}", spec::RenderPlan(plan));
-    return 0;
-  } catch (const spec::SpecError& e) {
-    fmt::print(stderr, "{}", e.Render());
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  }
+  spec::Experiment exp;
+  const auto plan = LoadPlan(file, overrides, shard, spec::SchemaSet::Load(plugins::PluginDirs()), &exp);
+  if (!plan) return 2;
+  fmt::print("{}", spec::RenderPlan(*plan));
+  return 0;
 }
 
 int ValidateFiles(const std::vector<std::string>& files, const std::vector<std::string>& overrides) {

@@ -6,15 +6,8 @@
 #include "spec/yaml_reader.h"
 
 namespace runx::spec {
-namespace {
 
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-std::vector<std::string> Split(const std::string& key) {
+std::vector<std::string> SplitDots(const std::string& key) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -24,6 +17,15 @@ std::vector<std::string> Split(const std::string& key) {
     start = dot + 1;
   }
 }
+
+namespace {
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
 
 bool IsIndex(const std::string& token, const json& array) {
   return !token.empty() && token.size() < 10 && token.find_first_not_of("0123456789") == std::string::npos &&
@@ -53,7 +55,7 @@ std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, j
       continue;
     }
     const std::string key = Trim(o.text.substr(0, eq));
-    const auto path = Split(key);
+    const auto path = SplitDots(key);
     if (key.empty() || std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {
       problems.push_back(Problem(o, fmt::format("invalid key {}", Quote(key)),
                                  {"expected a dotted path such as 'data.batch_size' or 'optimizations.amp.dtype'"}));

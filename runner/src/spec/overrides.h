@@ -9,6 +9,9 @@
 
 namespace runx::spec {
 
+/// "data.batch_size" -> {"data", "batch_size"}.
+std::vector<std::string> SplitDots(const std::string& key);
+
 /// The name diagnostics about override `text` carry as their file: "--set data.batch_size=-1".
 std::string OverrideFile(const std::string& text);
 

@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 namespace runx::spec {
-namespace {
-
-constexpr int kMaxDepth = 128;
 
 const json* ResolveRef(const json& root, const json* s) {
   for (int hop = 0; hop < 32 && s && s->is_object() && s->contains("$ref"); ++hop) {
@@ -19,6 +16,11 @@ const json* ResolveRef(const json& root, const json* s) {
   }
   return s && s->is_object() ? s : nullptr;
 }
+
+namespace {
+
+constexpr int kMaxDepth = 128;
+
 
 void Fill(const json& root, const json& schema, json* value, int depth) {
   const json* s = ResolveRef(root, &schema);

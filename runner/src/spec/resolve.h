@@ -14,6 +14,10 @@ std::vector<Issue> NormaliseOptimizations(json* doc, SourceMap* origins);
 
 /// Fills the schema's `default`s into `value`, recursively for mappings present (or defaulted).
 /// `root` resolves local `$ref`s.
+/// Follows local "$ref"s ("#/definitions/x") from subschema `s` of `root`; nullptr when a
+/// reference is not local, does not resolve, or the result is not a schema object.
+const json* ResolveRef(const json& root, const json* s);
+
 void FillDefaults(const json& root, const json& schema, json* value);
 
 }  // namespace runx::spec

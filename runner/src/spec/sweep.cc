@@ -11,6 +11,7 @@
 
 #include "spec/checks.h"
 #include "spec/issue.h"
+#include "spec/overrides.h"
 #include "spec/resolve.h"
 #include "spec/schema_check.h"
 #include "spec/source_map.h"
@@ -35,17 +36,6 @@ const std::vector<std::pair<std::string, std::string>> kNotAxes = {
 
 constexpr int kMaxSchemaDepth = 16;
 
-std::vector<std::string> SplitDots(const std::string& key) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return parts;
-    start = dot + 1;
-  }
-}
-
 std::string Pointer(const std::vector<std::string>& path) {
   std::string p;
   for (const auto& t : path) p = PointerAppend(p, t);
@@ -55,19 +45,6 @@ std::string Pointer(const std::vector<std::string>& path) {
 bool Under(const std::string& pointer, const std::string& prefix) {
   return pointer.compare(0, prefix.size(), prefix) == 0 &&
          (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
-}
-
-const json* ResolveRef(const json& root, const json* s) {
-  for (int hop = 0; hop < 32 && s && s->is_object() && s->contains("$ref"); ++hop) {
-    const json& ref = (*s)["$ref"];
-    if (!ref.is_string() || ref.get<std::string>().rfind('#', 0) != 0) return nullptr;
-    try {
-      s = &root.at(json::json_pointer(ref.get<std::string>().substr(1)));
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }
-  return s && s->is_object() ? s : nullptr;
 }
 
 /// Every dotted path the experiment schema names through `properties` (the axes a sweep may
