@@ -1,5 +1,7 @@
 #pragma once
 // A TrialContext for driving one technique in isolation.
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,11 +30,37 @@ class FakeTrial : public TrialContext {
     metrics.push_back({std::string(name), value, step});
   }
   void note(std::string_view text) override { notes.emplace_back(text); }
+  void record(std::string_view key, std::string_view value) override { records[std::string(key)] = std::string(value); }
+  /// Runs the model as a function of one tensor when it is a torch::nn::Sequential-like module
+  /// given through `forward_fn`; throws otherwise.
+  torch::Tensor forward(const torch::Tensor& input) override {
+    if (!forward_fn) throw std::logic_error("FakeTrial: no forward_fn set");
+    return forward_fn(input);
+  }
+  std::vector<int64_t> sample_shape() const override { return shape; }
+  int64_t batch_size() const override { return batch; }
+  void set_batch_size(int64_t n) override { batch = n; }
+  /// Calls `probe_fn` (tests script the outcome), or throws.
+  ProbeResult probe_batch(int64_t n, int steps) override {
+    if (!probe_fn) throw std::logic_error("FakeTrial: no probe_fn set");
+    return probe_fn(n, steps);
+  }
+  void abort(std::string_view status, std::string_view why) override {
+    abort_status = std::string(status);
+    abort_why = std::string(why);
+  }
+  std::string artifact_dir() override { return dir; }
   /// The last value recorded for `name`, NaN if none.
   double Last(const std::string& name) const;
 
   std::vector<RecordedMetric> metrics;
   std::vector<std::string> notes;
+  std::map<std::string, std::string> records;
+  std::function<torch::Tensor(const torch::Tensor&)> forward_fn;
+  std::function<ProbeResult(int64_t, int)> probe_fn;
+  std::vector<int64_t> shape{4};
+  int64_t batch = 8;
+  std::string abort_status, abort_why, dir = "/tmp";
 
  private:
   nlohmann::json config_;

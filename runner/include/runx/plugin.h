@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
@@ -20,7 +21,7 @@
 
 namespace runx {
 
-constexpr int kPluginApiVersion = 1;
+constexpr int kPluginApiVersion = 2;
 
 /// One batch of training data, already on the trial's device.
 struct Batch {
@@ -38,6 +39,37 @@ struct Step {
   std::function<void()> update;  ///< optimizer step and zero_grad
 };
 
+/// The result of TrialContext::probe_batch: whether `batch_size` samples fit, and how fast.
+struct ProbeResult {
+  int64_t batch_size = 0;
+  bool fits = false;
+  double step_ms = 0;       ///< median of the timed probe steps (when fits)
+  int64_t peak_bytes = 0;   ///< peak memory of the probe (device allocator; host: runx's counter)
+  std::string error;        ///< the out-of-memory (or other) message when !fits
+};
+
+/// Training batches in host memory, for a technique that supplies the loader (make_loader).
+class HostBatches {
+ public:
+  virtual ~HostBatches() = default;
+  /// Batch number `index` counting across epochs, as CPU tensors. Thread-safe, deterministic.
+  virtual Batch get(int64_t index) const = 0;
+  virtual int64_t batch_size() const = 0;
+  virtual int64_t batches_per_epoch() const = 0;
+  /// Turns a batch already moved to the device into model input (e.g. uint8 images -> normalized
+  /// float), so that the host side stays zero-copy and the transfer small.
+  virtual Batch prepare(Batch on_device) const = 0;
+};
+
+/// What the training loop draws batches from. The runner's default loader fetches each host
+/// batch when asked and copies it to the device; device-resident data bypasses loaders.
+class Loader {
+ public:
+  virtual ~Loader() = default;
+  /// The next batch, on the trial's device.
+  virtual Batch next() = 0;
+};
+
 /// What a technique can see of and do to the running trial. Implemented by the runner.
 class TrialContext {
  public:
@@ -52,6 +84,25 @@ class TrialContext {
                       int64_t step = -1) = 0;
   /// A line in the trial's log (shown with --verbose, kept in the store's environment).
   virtual void note(std::string_view text) = 0;
+  /// A string fact about the trial kept in its environment (e.g. "export.path" -> the file).
+  virtual void record(std::string_view key, std::string_view value) = 0;
+  /// The model's forward pass (logits) on `input`, e.g. for checks or export examples.
+  virtual torch::Tensor forward(const torch::Tensor& input) = 0;
+  /// Shape of one sample (without the batch dimension) and the current training batch size.
+  virtual std::vector<int64_t> sample_shape() const = 0;
+  virtual int64_t batch_size() const = 0;
+  /// Sets the training batch size. Only from on_train_begin (before the first batch is drawn).
+  virtual void set_batch_size(int64_t n) = 0;
+  /// Runs `steps` timed training steps (the full wrapped step, after one untimed step) on random
+  /// data of `batch_size` samples on the trial's device. Out of memory is caught and reported
+  /// (fits = false) and the device cache released. The model's weights and the optimizer's state
+  /// are restored afterwards, so probing does not train. Only from on_train_begin.
+  virtual ProbeResult probe_batch(int64_t batch_size, int steps) = 0;
+  /// Ends the trial after the current hook with `status` ("nan", "failed", ...) and `why`. The
+  /// steps run so far are kept.
+  virtual void abort(std::string_view status, std::string_view why) = 0;
+  /// A directory for the trial's files (exported models), created on first call.
+  virtual std::string artifact_dir() = 0;
 };
 
 /// The verdict of Technique::check on a trial's configuration.
@@ -69,9 +120,13 @@ struct StepStats {
   torch::Tensor loss;
 };
 
-/// A technique. Every hook has a do-nothing default; override what you need. Hooks run in the
-/// order the techniques are listed, except wrap_step, which runs in ascending wrap_order() (the
-/// lowest is innermost: amp = 100, graph capture = 900 wraps outside autocast).
+/// A technique. Every hook has a do-nothing default; override what you need. A trial calls them in
+/// this order: configure, check, on_setup, (data opened, model built) on_model, (optimizer made)
+/// wrap_step, on_train_begin, make_loader (host data only), then per step on_batch, the step,
+/// on_step_end, on_epoch_end, and finally on_finish. Hooks run in the order the techniques are
+/// listed, except wrap_step, which runs in ascending wrap_order() (the lowest is innermost:
+/// amp = 100, graph capture = 900 wraps outside autocast) and make_loader, where the first
+/// technique to return a loader wins.
 class Technique {
  public:
   virtual ~Technique() = default;
@@ -86,6 +141,13 @@ class Technique {
   }
   virtual void on_setup(TrialContext& trial) { (void)trial; }
   virtual void on_model(torch::nn::Module& model, TrialContext& trial) { (void)model; (void)trial; }
+  /// After the step is wrapped and before the first batch: the place to probe batch sizes.
+  virtual void on_train_begin(TrialContext& trial) { (void)trial; }
+  /// For host-resident data: return a loader to replace the runner's (prefetch does), or null.
+  virtual std::unique_ptr<Loader> make_loader(const HostBatches& batches, TrialContext& trial) {
+    (void)batches; (void)trial;
+    return nullptr;
+  }
   virtual void on_batch(Batch& batch, TrialContext& trial) { (void)batch; (void)trial; }
   virtual Step wrap_step(Step step, TrialContext& trial) { (void)trial; return step; }
   virtual int wrap_order() const { return 500; }

@@ -11,17 +11,25 @@ namespace {
 
 /// One fixed random batch generated on the device and served every step: measures the model,
 /// not the input pipeline (like the peer benchmark's static tensors).
+/// data.batch_size: a number, or "auto" (auto_batch sets it before training; 1 until then).
+int64_t BatchSize(const nlohmann::json& d) {
+  const auto& b = d.at("batch_size");
+  return b.is_string() ? 1 : b.get<int64_t>();
+}
+
 class Synthetic : public DataSource {
  public:
   Synthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
       : shape_(d.at("shape").get<std::vector<int64_t>>()),
         classes_(d.at("num_classes").get<int64_t>()),
-        batch_(d.at("batch_size").get<int64_t>()) {
-    torch::manual_seed(seed);
-    std::vector<int64_t> full{batch_};
-    full.insert(full.end(), shape_.begin(), shape_.end());
-    batch_data_.input = torch::randn(full, torch::TensorOptions().device(device));
-    batch_data_.target = torch::randint(classes_, {batch_}, torch::TensorOptions().device(device).dtype(torch::kLong));
+        batch_(BatchSize(d)),
+        device_(device),
+        seed_(seed) {
+    Generate();
+  }
+  void set_batch_size(int64_t n) override {
+    batch_ = n;
+    Generate();
   }
   std::vector<int64_t> sample_shape() const override { return shape_; }
   int64_t num_classes() const override { return classes_; }
@@ -31,8 +39,17 @@ class Synthetic : public DataSource {
   std::optional<Batch> EvalSet() const override { return std::nullopt; }
 
  private:
+  void Generate() {
+    torch::manual_seed(seed_);
+    std::vector<int64_t> full{batch_};
+    full.insert(full.end(), shape_.begin(), shape_.end());
+    batch_data_.input = torch::randn(full, torch::TensorOptions().device(device_));
+    batch_data_.target = torch::randint(classes_, {batch_}, torch::TensorOptions().device(device_).dtype(torch::kLong));
+  }
   std::vector<int64_t> shape_;
   int64_t classes_, batch_;
+  c10::Device device_;
+  uint64_t seed_;
   Batch batch_data_;
 };
 
@@ -41,7 +58,7 @@ class Synthetic : public DataSource {
 class FashionMnist : public DataSource {
  public:
   FashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
-      : batch_(d.at("batch_size").get<int64_t>()), shuffle_(d.value("shuffle", true)), device_(device) {
+      : batch_(BatchSize(d)), shuffle_(d.value("shuffle", true)), device_(device) {
     const std::string dir = d.value("path", std::string("/usr/share/datasets/fashion-mnist"));
     const auto file = [&](const char* stem) {
       for (const char* ext : {".gz", ""}) {
@@ -77,6 +94,12 @@ class FashionMnist : public DataSource {
   int64_t num_classes() const override { return 10; }
   int64_t batch_size() const override { return batch_; }
   int64_t batches_per_epoch() const override { return train_x_.size(0) / batch_; }
+  void set_batch_size(int64_t n) override {
+    if (n > train_x_.size(0))
+      throw DataError(fmt::format("batch size {} is larger than the training split ({} samples)", n, train_x_.size(0)));
+    batch_ = n;
+    cursor_ = 0;
+  }
   Batch Next() override {
     if (cursor_ == batches_per_epoch()) NewEpoch();
     auto idx = order_.narrow(0, cursor_++ * batch_, batch_);

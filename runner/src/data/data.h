@@ -30,8 +30,25 @@ class DataSource {
   virtual int64_t batch_size() const = 0;
   /// Full batches in one pass over the training split (the last partial batch is dropped).
   virtual int64_t batches_per_epoch() const = 0;
-  /// The next training batch; after batches_per_epoch() calls a new (reshuffled) epoch begins.
-  virtual Batch Next() = 0;
+  /// Changes the batch size before training starts (auto_batch). Throws DataError when it cannot.
+  virtual void set_batch_size(int64_t n) = 0;
+  /// Where batches are made. Device sources (false) hand out ready batches through Next(); host
+  /// sources (true) through Get(), and the runner's loader (or a technique's, e.g. prefetch)
+  /// moves them to the device (pinned staging + non-blocking copy on CUDA).
+  virtual bool on_host() const { return false; }
+  /// Device sources: the next training batch; after batches_per_epoch() calls a new (reshuffled)
+  /// epoch begins.
+  virtual Batch Next() { throw std::logic_error("Next() on a host data source: use Get()"); }
+  /// Host sources: training batch number `index`, counting across epochs (epoch = index /
+  /// batches_per_epoch(), each epoch its own shuffle), as CPU tensors. Deterministic and safe to
+  /// call from several threads at once.
+  /// Host sources: turns a batch from Get(), once on the device, into model input (dtype,
+  /// normalization). Identity by default.
+  virtual Batch Prepare(Batch on_device) const { return on_device; }
+  virtual Batch Get(int64_t index) const {
+    (void)index;
+    throw std::logic_error("Get() on a device data source: use Next()");
+  }
   /// Held-out split for accuracy (inputs, labels) on the device; nullopt for synthetic data.
   virtual std::optional<Batch> EvalSet() const = 0;
 };

@@ -28,6 +28,7 @@ int64_t ReservedBytes(int index) {
 }
 
 void ResetPeak(int index) { c10::cuda::CUDACachingAllocator::resetPeakStats(index); }
+void EmptyCache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
 std::string CudaRuntimeVersion() {
   int v = 0;

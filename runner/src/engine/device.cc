@@ -1,4 +1,5 @@
 #include "engine/device.h"
+#include "engine/host_memory.h"
 
 #include <sys/resource.h>
 
@@ -99,6 +100,7 @@ int64_t PeakMemoryBytes(const c10::Device& device) {
   if (device.is_cuda()) return cuda::PeakAllocatedBytes(device.index());
 #endif
   if (device.is_mps()) return static_cast<int64_t>(compat::MpsAllocatedBytes());
+  if (host_memory::Installed()) return host_memory::PeakBytes();
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
 #ifdef __APPLE__
@@ -112,7 +114,14 @@ void ResetPeakMemory(const c10::Device& device) {
 #ifdef RUNX_WITH_CUDA
   if (device.is_cuda()) cuda::ResetPeak(device.index());
 #endif
-  (void)device;
+  if (device.is_cpu() && host_memory::Installed()) host_memory::ResetPeak();
+}
+
+void ReleaseCache(const c10::Device& device) {
+#ifdef RUNX_WITH_CUDA
+  if (device.is_cuda()) cuda::EmptyCache();
+#endif
+  if (device.is_mps()) compat::MpsEmptyCache();
 }
 
 int64_t ReservedMemoryBytes(const c10::Device& device) {

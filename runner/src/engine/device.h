@@ -32,6 +32,8 @@ std::string DeviceName(const c10::Device& device);
 /// on MPS (LibTorch has no MPS peak), peak resident set size of the process on the CPU.
 int64_t PeakMemoryBytes(const c10::Device& device);
 void ResetPeakMemory(const c10::Device& device);
+/// Returns the device allocator's cached, unused blocks to the driver (CUDA, MPS; no-op on CPU).
+void ReleaseCache(const c10::Device& device);
 /// Reserved (cached) bytes of the device allocator; -1 where there is none.
 int64_t ReservedMemoryBytes(const c10::Device& device);
 

@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <new>
+
+#include <unistd.h>
 
 #include <ATen/Context.h>
 #include <fmt/format.h>
@@ -12,6 +17,7 @@
 #include "data/data.h"
 #include "engine/device.h"
 #include "engine/environment.h"
+#include "engine/host_memory.h"
 #include "engine/stats.h"
 #include "models/models.h"
 #include "plugins/loader.h"
@@ -27,39 +33,12 @@ struct TechniqueFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by the runner when a technique called TrialContext::abort before training began.
+struct TrialAborted {};
+
 struct Active {
   std::string name;
   std::unique_ptr<Technique> technique;
-};
-
-class Context : public TrialContext {
- public:
-  Context(const nlohmann::json& config, c10::Device device, std::vector<store::MetricRow>& metrics,
-          std::vector<std::string>& notes, const std::vector<Active>& active)
-      : config_(config), device_(device), metrics_(metrics), notes_(notes), active_(active) {}
-  const nlohmann::json& config() const override { return config_; }
-  c10::Device device() const override { return device_; }
-  torch::nn::Module& model() override { return *model_; }
-  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
-  bool has_technique(std::string_view name) const override {
-    return std::any_of(active_.begin(), active_.end(), [&](const Active& a) { return a.name == name; });
-  }
-  void metric(std::string_view name, double value, std::string_view unit = "", int64_t step = -1) override {
-    store::MetricRow m{std::string(name), value, std::string(unit), {}};
-    if (step >= 0) m.step = step;
-    metrics_.push_back(std::move(m));
-  }
-  void note(std::string_view text) override { notes_.emplace_back(text); }
-
-  std::shared_ptr<models::Model> model_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-
- private:
-  const nlohmann::json& config_;
-  c10::Device device_;
-  std::vector<store::MetricRow>& metrics_;
-  std::vector<std::string>& notes_;
-  const std::vector<Active>& active_;
 };
 
 /// Calls `fn` on every technique; an exception names the technique and the hook.
@@ -75,6 +54,181 @@ void ForEach(std::vector<Active>& active, const char* hook, Fn&& fn) {
     }
   }
 }
+
+std::string Classify(const std::string& what);
+std::string FirstLine(const std::string& s);
+
+class Context : public TrialContext {
+ public:
+  Context(const nlohmann::json& config, c10::Device device, store::TrialRecord& rec,
+          std::vector<std::string>& notes, std::vector<Active>& active)
+      : config_(config), device_(device), rec_(rec), notes_(notes), active_(active) {}
+  const nlohmann::json& config() const override { return config_; }
+  c10::Device device() const override { return device_; }
+  torch::nn::Module& model() override { return *model_; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  bool has_technique(std::string_view name) const override {
+    return std::any_of(active_.begin(), active_.end(), [&](const Active& a) { return a.name == name; });
+  }
+  void metric(std::string_view name, double value, std::string_view unit = "", int64_t step = -1) override {
+    store::MetricRow m{std::string(name), value, std::string(unit), {}};
+    if (step >= 0) m.step = step;
+    rec_.metrics.push_back(std::move(m));
+  }
+  void note(std::string_view text) override { notes_.emplace_back(text); }
+  void record(std::string_view key, std::string_view value) override {
+    rec_.environment[std::string(key)] = std::string(value);
+  }
+  torch::Tensor forward(const torch::Tensor& input) override { return model_->forward(input); }
+  std::vector<int64_t> sample_shape() const override { return data_->sample_shape(); }
+  int64_t batch_size() const override { return data_->batch_size(); }
+  void set_batch_size(int64_t n) override {
+    if (!in_train_begin_) throw std::logic_error("set_batch_size is only allowed in on_train_begin");
+    if (n < 1) throw std::invalid_argument(fmt::format("batch size must be positive, not {}", n));
+    data_->set_batch_size(n);
+  }
+  ProbeResult probe_batch(int64_t n, int steps) override;
+  void abort(std::string_view status, std::string_view why) override {
+    if (abort_status_.empty()) {
+      abort_status_ = std::string(status);
+      abort_why_ = std::string(why);
+    }
+  }
+  std::string artifact_dir() override {
+    if (artifact_dir_.empty()) {
+      const char* root = std::getenv("RUNX_ARTIFACT_DIR");
+      auto dir = std::filesystem::path(root && *root ? root : "results/artifacts") /
+                 config_.value("name", std::string("experiment")) /
+                 fmt::format("{}-{}-{}", rec_.label, CompactTime(rec_.started_at), ::getpid());
+      std::filesystem::create_directories(dir);
+      artifact_dir_ = std::filesystem::absolute(dir).string();
+      record("artifact_dir", artifact_dir_);
+    }
+    return artifact_dir_;
+  }
+
+  bool aborted() const { return !abort_status_.empty(); }
+  const std::string& abort_status() const { return abort_status_; }
+  const std::string& abort_why() const { return abort_why_; }
+
+  std::shared_ptr<models::Model> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  data::DataSource* data_ = nullptr;
+  Step* step_ = nullptr;
+  bool in_train_begin_ = false;
+
+ private:
+  static std::string CompactTime(const std::string& iso) {
+    std::string out;
+    for (char c : iso)
+      if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    return out;
+  }
+  const nlohmann::json& config_;
+  c10::Device device_;
+  store::TrialRecord& rec_;
+  std::vector<std::string>& notes_;
+  std::vector<Active>& active_;
+  std::string abort_status_, abort_why_, artifact_dir_;
+  std::vector<torch::Tensor> snapshot_;
+};
+
+ProbeResult Context::probe_batch(int64_t n, int steps) {
+  if (!in_train_begin_) throw std::logic_error("probe_batch is only allowed in on_train_begin");
+  ProbeResult r;
+  r.batch_size = n;
+  auto tensors = [this] {
+    std::vector<torch::Tensor> all = model_->parameters();
+    for (auto& b : model_->buffers()) all.push_back(b);
+    return all;
+  };
+  if (snapshot_.empty()) {
+    torch::NoGradGuard no_grad;
+    for (auto& t : tensors()) snapshot_.push_back(t.detach().clone());
+  }
+  ReleaseCache(device_);
+  Synchronize(device_);
+  ResetPeakMemory(device_);
+  try {
+    std::vector<int64_t> shape{n};
+    for (auto d : data_->sample_shape()) shape.push_back(d);
+    Batch batch{torch::randn(shape, torch::TensorOptions().device(device_)),
+                torch::randint(data_->num_classes(), {n}, torch::TensorOptions().device(device_).dtype(torch::kLong))};
+    ForEach(active_, "on_batch", [&](Technique& t) { t.on_batch(batch, *this); });
+    std::vector<double> ms;
+    for (int i = 0; i <= steps; ++i) {
+      const auto t0 = Clock::now();
+      torch::Tensor loss = step_->forward(batch);
+      step_->backward(loss);
+      step_->update();
+      Synchronize(device_);
+      if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    r.fits = true;
+    r.step_ms = ms.empty() ? 0.0 : Quantile(ms, 0.5);
+    r.peak_bytes = PeakMemoryBytes(device_);
+  } catch (const std::bad_alloc&) {
+    r.error = "out of host memory (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    if (Classify(e.what()) != "oom") throw;
+    r.error = FirstLine(e.what());
+  }
+  // Undo the probe: weights, buffers, gradients and optimizer state as they were.
+  {
+    torch::NoGradGuard no_grad;
+    auto all = tensors();
+    for (size_t i = 0; i < all.size() && i < snapshot_.size(); ++i) all[i].copy_(snapshot_[i]);
+    for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
+    optimizer_->state().clear();
+  }
+  Synchronize(device_);
+  ReleaseCache(device_);
+  return r;
+}
+
+/// Device-resident data: batches come ready from the source.
+class DeviceLoader : public Loader {
+ public:
+  explicit DeviceLoader(data::DataSource& data) : data_(data) {}
+  Batch next() override { return data_.Next(); }
+
+ private:
+  data::DataSource& data_;
+};
+
+/// Host data seen by a technique's loader.
+class HostView : public HostBatches {
+ public:
+  explicit HostView(const data::DataSource& data) : data_(data) {}
+  Batch get(int64_t index) const override { return data_.Get(index); }
+  int64_t batch_size() const override { return data_.batch_size(); }
+  int64_t batches_per_epoch() const override { return data_.batches_per_epoch(); }
+  Batch prepare(Batch on_device) const override { return data_.Prepare(std::move(on_device)); }
+
+ private:
+  const data::DataSource& data_;
+};
+
+/// The default loader for host data: fetch batch i when asked, then copy it to the device, staged
+/// through pinned memory with a non-blocking copy on CUDA.
+class HostLoader : public Loader {
+ public:
+  HostLoader(const data::DataSource& data, c10::Device device) : data_(data), device_(device) {}
+  Batch next() override {
+    Batch b = data_.Get(index_++);
+    if (device_.is_cpu()) return data_.Prepare(std::move(b));
+    const bool pin = device_.is_cuda();
+    auto move = [&](const torch::Tensor& t) {
+      return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin);
+    };
+    return data_.Prepare({move(b.input), move(b.target)});
+  }
+
+ private:
+  const data::DataSource& data_;
+  c10::Device device_;
+  int64_t index_ = 0;
+};
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model) {
   const auto opt = config.value("train", nlohmann::json::object()).value("optimizer", nlohmann::json{{"name", "sgd"}});
@@ -171,7 +325,8 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   rec.environment = TrialEnvironment(device);
 
   std::vector<Active> active;
-  Context ctx(config, device, rec.metrics, notes, active);
+  host_memory::Install();  // counts CPU tensors: peak host memory, and a limit when one is set
+  Context ctx(config, device, rec, notes, active);
   try {
     // Techniques: create, configure, check.
     const auto techniques = EffectiveTechniques(config);
@@ -202,6 +357,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     ForEach(active, "on_setup", [&](Technique& t) { t.on_setup(ctx); });
 
     auto data = data::MakeDataSource(config.at("data"), device, seed);
+    ctx.data_ = data.get();
     torch::manual_seed(seed);
     ctx.model_ = models::BuildModel(config.at("model"), data->sample_shape(), data->num_classes());
     ctx.model_->to(device);
@@ -233,6 +389,25 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       }
     }
 
+    ctx.step_ = &step;
+
+    // Last preparations (auto_batch probes here), then the loader.
+    ctx.in_train_begin_ = true;
+    ForEach(active, "on_train_begin", [&](Technique& t) { t.on_train_begin(ctx); });
+    ctx.in_train_begin_ = false;
+    if (ctx.aborted()) throw TrialAborted();
+    std::unique_ptr<HostView> host_view;
+    std::unique_ptr<Loader> loader;
+    if (data->on_host()) {
+      host_view = std::make_unique<HostView>(*data);
+      ForEach(active, "make_loader", [&](Technique& t) {
+        if (!loader) loader = t.make_loader(*host_view, ctx);
+      });
+      if (!loader) loader = std::make_unique<HostLoader>(*data, device);
+    } else {
+      loader = std::make_unique<DeviceLoader>(*data);
+    }
+
     // Steps: warm-up (recorded, flagged) then measured.
     const auto& train = config.value("train", nlohmann::json::object());
     const int64_t warmup = train.value("warmup_steps", 5);
@@ -250,6 +425,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     losses.reserve(total);
     model->train();
     const bool host_sync_ok = device.is_cpu();
+    int64_t done = total;
     for (int64_t i = 0; i < total; ++i) {
       if (i == warmup) {
         Synchronize(device);
@@ -257,7 +433,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       }
       timer.Mark();
       const auto t0 = Clock::now();
-      Batch b = data->Next();
+      Batch b = loader->next();
       ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
       data_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       torch::Tensor loss = step.forward(b);
@@ -267,6 +443,10 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       StepStats st{i, i < warmup, losses.back()};
       ForEach(active, "on_step_end", [&](Technique& t) { t.on_step_end(st, ctx); });
       if ((i + 1) % per_epoch == 0) ForEach(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
+      if (ctx.aborted()) {
+        done = i + 1;
+        break;
+      }
       if (options.on_step) options.on_step(i + 1, total);
       if (options.on_progress && ((i + 1) % options.progress_every == 0 || i + 1 == total)) {
         // Reading the loss synchronizes: only where that costs nothing (the CPU) or in warm-up.
@@ -282,7 +462,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     std::vector<double> measured_ms;
     double measured_total = 0;
     int64_t first_bad = -1;
-    for (int64_t i = 0; i < total; ++i) {
+    for (int64_t i = 0; i < done; ++i) {
       store::StepRow r{i < warmup ? "warmup" : "measure", i < warmup ? i : i - warmup, step_ms[i], data_ms[i], batch, lv[i]};
       if (!std::isfinite(lv[i])) r.loss.reset();
       if (!std::isfinite(lv[i]) && first_bad < 0) first_bad = i;
@@ -292,17 +472,23 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
         measured_total += step_ms[i];
       }
     }
-    ctx.metric("samples_per_s", static_cast<double>(batch * measured) * 1000.0 / measured_total, "samples/s");
-    ctx.metric("step_ms_median", Quantile(measured_ms, 0.5), "ms");
-    ctx.metric("step_ms_p10", Quantile(measured_ms, 0.1), "ms");
-    ctx.metric("step_ms_p90", Quantile(measured_ms, 0.9), "ms");
-    ctx.metric("step_ms_mean", measured_total / static_cast<double>(measured), "ms");
-    ctx.metric("measured_s", measured_total / 1000.0, "s");
+    if (!measured_ms.empty()) {
+      const auto n = static_cast<int64_t>(measured_ms.size());
+      ctx.metric("samples_per_s", static_cast<double>(batch * n) * 1000.0 / measured_total, "samples/s");
+      ctx.metric("step_ms_median", Quantile(measured_ms, 0.5), "ms");
+      ctx.metric("step_ms_p10", Quantile(measured_ms, 0.1), "ms");
+      ctx.metric("step_ms_p90", Quantile(measured_ms, 0.9), "ms");
+      ctx.metric("step_ms_mean", measured_total / static_cast<double>(n), "ms");
+      ctx.metric("measured_s", measured_total / 1000.0, "s");
+    }
     ctx.metric("peak_mem_bytes", static_cast<double>(PeakMemoryBytes(device)), "bytes");
     if (const int64_t reserved = ReservedMemoryBytes(device); reserved >= 0)
       ctx.metric("reserved_mem_bytes", static_cast<double>(reserved), "bytes");
-    if (std::isfinite(lv[total - 1])) ctx.metric("final_loss", lv[total - 1]);
-    if (first_bad >= 0) {
+    if (std::isfinite(lv[done - 1])) ctx.metric("final_loss", lv[done - 1]);
+    if (ctx.aborted()) {
+      rec.status = ctx.abort_status();
+      rec.error = ctx.abort_why();
+    } else if (first_bad >= 0) {
       rec.status = "nan";
       rec.error = fmt::format("loss became non-finite at {} step {}", first_bad < warmup ? "warm-up" : "measured",
                               first_bad < warmup ? first_bad : first_bad - warmup);
@@ -311,6 +497,9 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       if (!std::isnan(acc)) ctx.metric("accuracy", acc);
     }
     ForEach(active, "on_finish", [&](Technique& t) { t.on_finish(ctx); });
+  } catch (const TrialAborted&) {
+    rec.status = ctx.abort_status();
+    rec.error = ctx.abort_why();
   } catch (const TechniqueFailure& e) {
     rec.status = Classify(e.what());
     rec.error = FirstLine(e.what());
