@@ -1,5 +1,6 @@
 #include <execinfo.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <ucontext.h>
@@ -37,7 +38,12 @@ void OnFatalSignal(int sig, siginfo_t* info, void* context) {
   (void)!write(STDERR_FILENO, what, std::strlen(what));
   WriteHex("address ", reinterpret_cast<uintptr_t>(info->si_addr));
 #if defined(__linux__) && defined(__x86_64__)
-  WriteHex("pc ", static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]));
+  const auto& regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+  WriteHex("pc ", static_cast<uintptr_t>(regs[REG_RIP]));
+  // A call through a null pointer leaves pc 0 and the caller's return address on top of the stack.
+  WriteHex(" return-address ", *reinterpret_cast<const uintptr_t*>(regs[REG_RSP]));
+  WriteHex(" thread ", static_cast<uintptr_t>(syscall(SYS_gettid)));
+  WriteHex(" process ", static_cast<uintptr_t>(getpid()));
 #else
   (void)context;
 #endif

@@ -1,6 +1,7 @@
 #include "engine/child.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <spawn.h>
 #include <signal.h>
@@ -32,6 +33,16 @@ namespace runx::engine {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// Removes a directory tree. Not std::filesystem::remove_all: PyTorch's pip wheels (2.x) export
+/// their own copy of libstdc++'s filesystem symbols from libtorch.so, and on the H200 machine the
+/// dynamic linker bound remove_all to that copy, which calls through a null PLT entry: the parent
+/// died (pc 0) at the end of every trial. nftw() is libc's and cannot be interposed that way.
+void RemoveTree(const fs::path& dir) {
+  nftw(
+      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -163,7 +174,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   close(fds[0]);
 
   if (interrupted) {
-    fs::remove_all(dir);
+    RemoveTree(dir);
     return ChildOutcome::kInterrupted;
   }
   const std::string stderr_text = ReadFile(err);
@@ -204,7 +215,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     *record = std::move(r);
   }
   record->finished_at = UtcNow();
-  fs::remove_all(dir);
+  RemoveTree(dir);
   return ChildOutcome::kRecorded;
 }
 
