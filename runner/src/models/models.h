@@ -1,5 +1,6 @@
 #pragma once
-// Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision).
+// Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision); and torchscript, a
+// TorchScript file trained through a wrapper (torchscript.cc).
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -21,6 +22,13 @@ class Model : public torch::nn::Module {
 /// Throws std::invalid_argument for a model that cannot take such samples (e.g. cnn on 1-D data).
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
                                   int64_t num_classes);
+
+/// model: {name: torchscript, path: FILE}: loads FILE with torch::jit::load (on the CPU) and wraps it.
+/// The wrapper's parameters and buffers are the jit module's own tensors under the same dotted
+/// names, so training (and .to(device)) changes the jit module. Throws std::invalid_argument naming
+/// the file when it cannot be loaded or does not map [batch, *sample_shape] to [batch, num_classes].
+std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
+                                       int64_t num_classes);
 
 std::shared_ptr<Model> MakeResNet(int depth, int64_t in_channels, int64_t num_classes);
 

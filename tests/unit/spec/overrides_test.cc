@@ -101,7 +101,7 @@ TEST(Overrides, FileProblemsComeFirstThenOverrides) {
             "      |               ^\n"
             "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
             "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript'; did you mean 'resnet50'?\n");
 }
 
 TEST(Overrides, FixingAFileValueByOverride) {
@@ -117,7 +117,7 @@ TEST(Overrides, StepsAndEpochsPointsAtTheOverride) {
 TEST(Overrides, MissingKeyInAMappingMadeByAnOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"model={num_classes: 10}"}),
             "--set model={num_classes: 10}: error: missing required key 'name' in 'model'\n"
-            "note: 'name': one of the built-in models\n");
+            "note: 'name': one of the built-in models, or torchscript (a TorchScript file: 'path')\n");
 }
 
 }  // namespace

@@ -1,0 +1,158 @@
+// model: {name: torchscript, path: model.pt}: a TorchScript module (torch.jit.save in Python, or
+// torch::jit::Module::save) trained like a built-in model.
+//
+// The wrapper registers the jit module's parameters and buffers on itself, as the SAME tensors
+// (not copies), under the same dotted names: "fc1.weight" becomes the parameter "weight" of an
+// empty child module "fc1". So the optimizer, Module::to(device), ParameterCount, channels_last
+// (set_data on the shared tensor) and torch::serialize all act on the weights the jit forward
+// reads, and the wrapper's named_parameters()/named_buffers() equal the jit module's.
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include "models/models.h"
+
+namespace runx::models {
+namespace {
+
+std::string ShapeText(c10::IntArrayRef shape) {
+  std::ostringstream s;
+  s << '[';
+  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ']';
+  return s.str();
+}
+
+std::string FirstLine(const std::string& s) {
+  const auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+class TorchScriptModel : public Model {
+ public:
+  TorchScriptModel(torch::jit::Module module, std::string path)
+      : module_(std::move(module)), path_(std::move(path)) {
+    std::set<const void*> seen;  // a tensor reachable under two names is registered once
+    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+      if (!seen.insert(p.value.unsafeGetTensorImpl()).second) continue;
+      auto [owner, leaf] = Owner(p.name);
+      owner->register_parameter(leaf, p.value, p.value.requires_grad());
+    }
+    for (const auto& b : module_.named_buffers(/*recurse=*/true)) {
+      if (!seen.insert(b.value.unsafeGetTensorImpl()).second) continue;
+      auto [owner, leaf] = Owner(b.name);
+      owner->register_buffer(leaf, b.value);
+    }
+    train(true);
+  }
+
+  torch::Tensor forward(torch::Tensor x) override {
+    auto out = module_.forward({std::move(x)});
+    if (!out.isTensor())
+      throw std::invalid_argument("torchscript model '" + path_ + "': forward returned " +
+                                  out.tagKind() + ", expected a tensor of logits [batch, num_classes]");
+    return out.toTensor();
+  }
+
+  void train(bool on = true) override {
+    Model::train(on);
+    // Modules scripted in Python carry a `training` attribute; one built in C++ may not, and
+    // jit::Module::train asserts on it.
+    if (module_.hasattr("training")) module_.train(on);
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  /// The module that owns the dotted `name` ("a.b.weight" -> child "b" of child "a"), created on
+  /// first use, and the last component.
+  std::pair<torch::nn::Module*, std::string> Owner(const std::string& name) {
+    torch::nn::Module* owner = this;
+    std::string prefix;
+    size_t start = 0;
+    for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', start)) {
+      const std::string part = name.substr(start, dot - start);
+      prefix += (prefix.empty() ? "" : ".") + part;
+      auto it = children_.find(prefix);
+      if (it == children_.end()) {
+        auto child = std::make_shared<torch::nn::Module>("TorchScript." + prefix);
+        owner->register_module(part, child);
+        it = children_.emplace(prefix, child).first;
+      }
+      owner = it->second.get();
+      start = dot + 1;
+    }
+    return {owner, name.substr(start)};
+  }
+
+  torch::jit::Module module_;
+  std::string path_;
+  std::map<std::string, std::shared_ptr<torch::nn::Module>> children_;
+};
+
+}  // namespace
+
+std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
+                                       int64_t num_classes) {
+  if (!model.contains("path") || !model.at("path").is_string())
+    throw std::invalid_argument("model 'torchscript' needs 'path', the file saved by torch.jit.save");
+  const std::string path = model.at("path").get<std::string>();
+  // stat/getcwd, not std::filesystem: pip's libtorch.so exports its own copies of libstdc++'s
+  // filesystem symbols, which the dynamic linker may bind instead (see engine/child.cc).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string where;
+    char cwd[4096];
+    if (!path.empty() && path[0] != '/' && ::getcwd(cwd, sizeof cwd))
+      where = std::string(" (a relative path is taken from the working directory, ") + cwd + ")";
+    throw std::invalid_argument("torchscript model '" + path + "' not found" + where);
+  }
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path, torch::kCPU);
+  } catch (const c10::Error& e) {
+    throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + FirstLine(e.what_without_backtrace()));
+  }
+  auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path);
+
+  // The contract: [batch, *sample_shape] -> logits [batch, num_classes]. Checked once, in eval
+  // mode (a training-mode forward would update batch-norm statistics) and without gradients.
+  std::vector<int64_t> in_shape{2};
+  in_shape.insert(in_shape.end(), sample_shape.begin(), sample_shape.end());
+  const std::vector<int64_t> want{2, num_classes};
+  torch::Tensor out;
+  {
+    torch::NoGradGuard no_grad;
+    wrapper->eval();
+    try {
+      out = wrapper->forward(torch::zeros(in_shape));
+    } catch (const std::invalid_argument&) {
+      wrapper->train();
+      throw;
+    } catch (const std::exception& e) {
+      wrapper->train();
+      const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
+      throw std::invalid_argument("torchscript model '" + path + "' fails on input " + ShapeText(in_shape) +
+                                  " ([batch, *sample_shape]): " +
+                                  FirstLine(ce ? ce->what_without_backtrace() : e.what()));
+    }
+    wrapper->train();
+  }
+  if (out.sizes() != c10::IntArrayRef(want))
+    throw std::invalid_argument("torchscript model '" + path + "' must map input [batch, *sample_shape] = " +
+                                ShapeText(in_shape) + " to logits [batch, num_classes] = " + ShapeText(want) +
+                                ", got " + ShapeText(out.sizes()));
+  if (!out.is_floating_point())
+    throw std::invalid_argument("torchscript model '" + path + "' must return floating-point logits, got " +
+                                std::string(c10::toString(out.scalar_type())));
+  return wrapper;
+}
+
+}  // namespace runx::models

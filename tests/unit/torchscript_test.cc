@@ -1,0 +1,240 @@
+// TorchScript models (models/torchscript.cc) and the export plugin (the real libexport.so).
+// The TorchScript file is built here in C++: a 2-layer MLP 8 -> 16 -> 4 with a buffer.
+#include <ftw.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include "fake_trial.h"
+#include "models/models.h"
+
+namespace runx {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// rm -rf with libc's nftw: std::filesystem::remove_all can bind to pip libtorch's broken copy
+/// (runner/src/engine/child.cc).
+void RemoveTree(const fs::path& dir) {
+  nftw(dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+       FTW_DEPTH | FTW_PHYS);
+}
+
+torch::jit::Module Linear(const std::string& type, int64_t in, int64_t out) {
+  torch::jit::Module m(type);
+  m.register_attribute("training", c10::BoolType::get(), true);  // as a module scripted in Python has
+  m.register_parameter("weight", torch::randn({out, in}) * 0.3, /*is_buffer=*/false);
+  m.register_parameter("bias", torch::randn({out}) * 0.1, false);
+  m.define("def forward(self, x):\n  return torch.addmm(self.bias, x, self.weight.t())\n");
+  return m;
+}
+
+/// Saves the MLP to `path` (seeded: the same file every time); `train_fc1` false saves fc1's
+/// parameters with requires_grad false.
+void WriteScriptedMlp(const std::string& path, bool train_fc1 = true) {
+  torch::manual_seed(7);
+  torch::jit::Module m("Net");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_module("fc1", Linear("Fc1", 8, 16));
+  m.register_module("fc2", Linear("Fc2", 16, 4));
+  m.register_buffer("scale", torch::full({4}, 2.0));
+  m.define("def forward(self, x):\n  return self.fc2.forward(torch.relu(self.fc1.forward(x))) * self.scale\n");
+  for (auto p : m.named_parameters()) p.value.set_requires_grad(train_fc1 || p.name.rfind("fc1.", 0) != 0);
+  m.save(path);
+}
+
+class TorchScript : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("runx_ts_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    RemoveTree(dir_);
+    fs::create_directories(dir_);
+    file_ = (dir_ / "net.pt").string();
+    WriteScriptedMlp(file_);
+  }
+  void TearDown() override { RemoveTree(dir_); }
+  nlohmann::json Spec() const { return {{"name", "torchscript"}, {"path", file_}}; }
+  fs::path dir_;
+  std::string file_;
+};
+
+void Train(models::Model& model, torch::optim::Optimizer& opt, int steps) {
+  torch::manual_seed(1);
+  for (int i = 0; i < steps; ++i) {
+    auto x = torch::randn({16, 8});
+    auto y = torch::randint(4, {16}, torch::kLong);
+    auto loss = torch::nn::functional::cross_entropy(model.forward(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+}
+
+torch::Tensor FixedInput() { return torch::linspace(-2.0, 2.0, 5 * 8).reshape({5, 8}); }
+
+torch::Tensor Eval(models::Model& m, const torch::Tensor& x) {
+  torch::NoGradGuard g;
+  m.eval();
+  auto y = m.forward(x);
+  m.train();
+  return y;
+}
+
+torch::Tensor EvalJit(torch::jit::Module m, const torch::Tensor& x) {
+  torch::NoGradGuard g;
+  return m.forward({x}).toTensor();
+}
+
+TEST_F(TorchScript, LoadsWithTheJitNamesParametersAndBuffers) {
+  auto model = models::BuildModel(Spec(), {8}, 4);
+  std::vector<std::string> names;
+  for (const auto& p : model->named_parameters()) names.push_back(p.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
+  ASSERT_EQ(model->named_buffers().size(), 1u);
+  EXPECT_EQ(model->named_buffers().begin()->key(), "scale");
+  EXPECT_EQ(models::ParameterCount(*model), 8 * 16 + 16 + 16 * 4 + 4);
+  for (const auto& p : model->parameters()) EXPECT_TRUE(p.requires_grad());
+
+  // The forward is the jit module's: the same as the file's, and as the math on the wrapper's tensors.
+  const auto x = FixedInput();
+  const auto y = Eval(*model, x);
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{5, 4}));
+  EXPECT_TRUE(torch::allclose(y, EvalJit(torch::jit::load(file_), x)));
+  auto P = model->named_parameters();
+  const auto manual = torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) +
+                      P["fc2.bias"];
+  EXPECT_TRUE(torch::allclose(y, manual * 2.0, 1e-5, 1e-6));
+}
+
+TEST_F(TorchScript, TrainingUpdatesTheJitModulesWeights) {
+  auto model = models::BuildModel(Spec(), {8}, 4);
+  const auto x = FixedInput();
+  const auto before = Eval(*model, x);
+  const auto w_before = model->named_parameters()["fc1.weight"].clone();
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
+  Train(*model, opt, 3);
+  EXPECT_FALSE(torch::equal(w_before, model->named_parameters()["fc1.weight"]));
+  // The jit forward sees the optimizer's updates: the tensors are shared, not copied.
+  const auto after = Eval(*model, x);
+  EXPECT_GT((after - before).abs().max().item<double>(), 1e-4);
+  auto P = model->named_parameters();
+  const auto manual = (torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) +
+                       P["fc2.bias"]) * 2.0;
+  EXPECT_TRUE(torch::allclose(after, manual.detach(), 1e-5, 1e-6));
+  // Module::to (set_data) reaches the jit module too: a double model runs on double input.
+  model->to(torch::kDouble);
+  EXPECT_EQ(Eval(*model, x.to(torch::kDouble)).scalar_type(), torch::kDouble);
+}
+
+TEST_F(TorchScript, ParametersSavedWithoutGradientsAreNotTrained) {
+  WriteScriptedMlp(file_, /*train_fc1=*/false);
+  auto model = models::BuildModel(Spec(), {8}, 4);
+  auto P = model->named_parameters();
+  EXPECT_FALSE(P["fc1.weight"].requires_grad());
+  EXPECT_TRUE(P["fc2.weight"].requires_grad());
+  const auto fc1 = P["fc1.weight"].clone(), fc2 = P["fc2.weight"].clone();
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
+  Train(*model, opt, 2);
+  EXPECT_TRUE(torch::equal(fc1, P["fc1.weight"]));
+  EXPECT_FALSE(torch::equal(fc2, P["fc2.weight"]));
+}
+
+TEST_F(TorchScript, ContractViolationsNameTheFileAndShapes) {
+  try {
+    models::BuildModel(Spec(), {8}, 3);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "torchscript model '" + file_ +
+                                         "' must map input [batch, *sample_shape] = [2, 8] to logits "
+                                         "[batch, num_classes] = [2, 3], got [2, 4]");
+  }
+  try {
+    models::BuildModel(Spec(), {5}, 4);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("torchscript model '" + file_ + "' fails on input [2, 5]"), std::string::npos)
+        << e.what();
+  }
+  try {
+    models::BuildModel({{"name", "torchscript"}, {"path", (dir_ / "missing.pt").string()}}, {8}, 4);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "torchscript model '" + (dir_ / "missing.pt").string() + "' not found");
+  }
+  std::ofstream(dir_ / "junk.pt") << "not a TorchScript file";
+  try {
+    models::BuildModel({{"name", "torchscript"}, {"path", (dir_ / "junk.pt").string()}}, {8}, 4);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.pt' cannot be loaded: "), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TorchScript, ExportWritesTrainedWeightsAndAFrozenModule) {
+  auto model = models::BuildModel(Spec(), {8}, 4);
+  testing::FakeTrial trial({{"model", Spec()}}, model);
+  trial.dir = (dir_ / "out").string();
+  fs::create_directories(trial.dir);
+  trial.shape = {8};
+  trial.forward_fn = [&](const torch::Tensor& x) { return model->forward(x); };
+  auto exporter = testing::LoadTechnique("export");
+  ASSERT_TRUE(exporter->check(trial.config(), torch::kCPU).ok);
+  Train(*model, trial.optimizer(), 5);
+  exporter->on_finish(trial);
+
+  ASSERT_EQ(trial.records["export.weights"], trial.dir + "/weights.pt");
+  ASSERT_EQ(trial.records["export.torchscript"], trial.dir + "/model.frozen.pt");
+  EXPECT_GT(trial.Last("export_weights_bytes"), 0);
+  EXPECT_GT(trial.Last("export_torchscript_bytes"), 0);
+  EXPECT_LT(trial.Last("export_max_abs_diff"), 1e-5);
+
+  const auto x = FixedInput();
+  const auto trained = Eval(*model, x);
+  const auto initial = EvalJit(torch::jit::load(file_), x);
+  ASSERT_GT((trained - initial).abs().max().item<double>(), 1e-4);  // training moved the weights
+
+  auto frozen = torch::jit::load(trial.records["export.torchscript"]);
+  EXPECT_TRUE(frozen.parameters().size() == 0);  // frozen: weights are constants
+  EXPECT_TRUE(torch::allclose(EvalJit(frozen, x), trained, 1e-5, 1e-6));
+
+  auto fresh = models::BuildModel(Spec(), {8}, 4);  // the untrained file
+  torch::serialize::InputArchive archive;
+  archive.load_from(trial.records["export.weights"]);
+  fresh->load(archive);
+  EXPECT_TRUE(torch::allclose(Eval(*fresh, x), trained, 1e-6, 1e-7));
+}
+
+TEST_F(TorchScript, ExportOfABuiltInModelIsItsWeights) {
+  const nlohmann::json spec{{"name", "mlp"}, {"hidden", {12}}};
+  auto model = models::BuildModel(spec, {8}, 4);
+  testing::FakeTrial trial({{"model", spec}}, model);
+  trial.dir = (dir_ / "out").string();
+  auto exporter = testing::LoadTechnique("export", {{"optimize", false}});
+  Train(*model, trial.optimizer(), 3);
+  exporter->on_finish(trial);  // creates the folder
+  EXPECT_EQ(trial.records.count("export.torchscript"), 0u);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "model.frozen.pt"));
+
+  torch::manual_seed(123);  // a differently initialized model of the same config
+  auto fresh = models::BuildModel(spec, {8}, 4);
+  const auto x = FixedInput();
+  ASSERT_FALSE(torch::allclose(Eval(*fresh, x), Eval(*model, x)));
+  torch::serialize::InputArchive archive;
+  archive.load_from(trial.records.at("export.weights"));
+  fresh->load(archive);
+  EXPECT_TRUE(torch::equal(Eval(*fresh, x), Eval(*model, x)));
+
+  auto refused = testing::LoadTechnique("export", {{"format", "torchscript"}});
+  const auto verdict = refused->check(trial.config(), torch::kCPU);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.reason.find("'mlp' is a built-in C++ module, which cannot be scripted: use format: weights"),
+            std::string::npos) << verdict.reason;
+}
+
+}  // namespace
+}  // namespace runx
