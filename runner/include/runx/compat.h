@@ -140,3 +140,93 @@ inline bool MpsSetMemoryFraction(double fraction) {
 }
 
 }  // namespace runx::compat
+
+// ---- determinism and fused optimizers (plugins determinism, fused_optimizer) ---------------
+
+#include <cstdint>
+#include <stdexcept>
+
+#include <ATen/core/Tensor.h>
+
+#if RUNX_TORCH_VERSION >= 204
+#include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/_fused_sgd.h>
+/// LibTorch has the single-kernel optimizer steps `_fused_sgd_` and `_fused_adamw_` with CPU and
+/// CUDA kernels (AdamW since 2.1 and SGD since 2.2 on CUDA only; runx asks for 2.4, where both have
+/// both). 1.13 has only `_fused_adam_` (CUDA).
+#define RUNX_HAS_FUSED_OPTIMIZERS 1
+#else
+#define RUNX_HAS_FUSED_OPTIMIZERS 0
+#endif
+
+namespace runx::compat {
+
+/// torch.use_deterministic_algorithms(on, warn_only=...). Same signature in 1.13 and 2.x.
+inline void SetDeterministicAlgorithms(bool on, bool warn_only) {
+  at::globalContext().setDeterministicAlgorithms(on, warn_only);
+}
+
+/// Seeds the MPS generator where this LibTorch can (torch::manual_seed covers CPU and CUDA only).
+/// Returns false where it cannot (1.13 has no MPS API) or no MPS device is usable.
+inline bool MpsManualSeed(uint64_t seed) {
+#if RUNX_HAS_MPS_API
+  if (MpsAvailable()) {
+    torch::mps::manual_seed(seed);
+    return true;
+  }
+#endif
+  (void)seed;
+  return false;
+}
+
+/// Whether `_fused_sgd_` / `_fused_adamw_` can run on `device`; `why` says why not.
+inline bool FusedOptimizerSupported(c10::DeviceType device, std::string* why) {
+  if (!RUNX_HAS_FUSED_OPTIMIZERS) {
+    if (why) *why = "fused optimizer kernels need LibTorch >= 2.4 (this is " + TorchVersionString() + ")";
+    return false;
+  }
+  switch (device) {
+    case c10::DeviceType::CUDA:
+    case c10::DeviceType::CPU:
+      return true;
+    case c10::DeviceType::MPS:
+      if (kTorchVersion >= 205) return true;
+      if (why) *why = "fused optimizer kernels on MPS need LibTorch >= 2.5 (this is " + TorchVersionString() + ")";
+      return false;
+    default:
+      if (why) *why = "no fused optimizer kernels for this device type";
+      return false;
+  }
+}
+
+/// One `_fused_adamw_` step (no amsgrad, no maximize, no grad scaling). `steps` are one float32
+/// scalar tensor per parameter on its device, already incremented for this step.
+inline void FusedAdamW(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+                       at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
+                       double beta2, double weight_decay, double eps) {
+#if RUNX_HAS_FUSED_OPTIMIZERS
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
+                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+#else
+  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1,
+      (void)beta2, (void)weight_decay, (void)eps;
+  throw std::logic_error("_fused_adamw_ needs LibTorch >= 2.4 (this is " + TorchVersionString() + ")");
+#endif
+}
+
+/// One `_fused_sgd_` step (no maximize, no grad scaling). `momentum_buffers` is empty when
+/// momentum is 0; on the first step the buffers are allocated but uninitialised (`first_step`).
+inline void FusedSgd(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers,
+                     double weight_decay, double momentum, double lr, double dampening, bool nesterov,
+                     bool first_step) {
+#if RUNX_HAS_FUSED_OPTIMIZERS
+  at::_fused_sgd_(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,
+                  /*maximize=*/false, first_step);
+#else
+  (void)params, (void)grads, (void)momentum_buffers, (void)weight_decay, (void)momentum, (void)lr,
+      (void)dampening, (void)nesterov, (void)first_step;
+  throw std::logic_error("_fused_sgd_ needs LibTorch >= 2.4 (this is " + TorchVersionString() + ")");
+#endif
+}
+
+}  // namespace runx::compat
