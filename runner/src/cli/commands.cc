@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "data/pack.h"
 #include "engine/child.h"
 #include "engine/runner.h"
 #include "store/store.h"
@@ -27,7 +28,7 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "doctor", "plugins", "trial", "help"};
+const char* const kSubcommands[] = {"run", "validate", "plan", "query", "doctor", "plugins", "trial", "data", "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -90,6 +91,21 @@ int Main(int argc, char** argv) {
   auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
   auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
 
+  data::PackRequest pack;
+  auto* data_cmd = app.add_subcommand("data", "data set tools: 'runx data pack'");
+  data_cmd->require_subcommand(1);
+  auto* pack_cmd = data_cmd->add_subcommand(
+      "pack", "write an experiment's data (fashion-mnist, synthetic) as .npy files for 'source: memmap'");
+  pack_cmd->add_option("experiment", pack.experiment, "experiment YAML file whose data section is packed");
+  pack_cmd->add_option("--out", pack.out, "folder to write the .npy files into (created)")->required();
+  pack_cmd->add_option("--source", pack.source, "pack this source without an experiment file")
+      ->check(CLI::IsMember({"fashion-mnist", "synthetic"}));
+  pack_cmd->add_option("--path", pack.path, "fashion-mnist: the folder of its IDX files");
+  pack_cmd->add_option("--train-limit", pack.train_limit, "pack only the first N training samples")
+      ->check(CLI::PositiveNumber);
+  pack_cmd->add_option("--count", pack.count, "synthetic: the number of samples to write")->check(CLI::PositiveNumber);
+  pack_cmd->add_option("--set", pack.sets, "override a config value of the experiment")->take_all();
+
   const auto args = Normalize(argc, argv);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes args reversed
   try {
@@ -111,6 +127,7 @@ int Main(int argc, char** argv) {
   if (*query_cmd) return Query(db_query, sql, format);
   if (*doctor_cmd) return engine::Doctor();
   if (*plugins_cmd) return engine::ListPlugins();
+  if (*pack_cmd) return data::PackCommand(pack);
   return 2;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Data sources: synthetic (on-device random tensors) and fashion-mnist (the IDX files Debian's
 // dataset-fashion-mnist installs). Batches come out on the trial's device, fixed-size (drop_last).
+// With data.placement: host, and for memmap (.npy or raw files mapped into memory, memmap.h), they
+// are made on the host instead (Get/Prepare) and the runner's loader moves them to the device.
 #include <cstdint>
 #include <memory>
 #include <optional>

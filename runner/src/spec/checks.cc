@@ -1,5 +1,6 @@
 #include "spec/checks.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -23,6 +24,61 @@ Place PlaceOf(const std::string& pointer, const SourceMap& origins, const std::v
     return {{1, o->override_index, 0}, "by " + OverrideFile(overrides[static_cast<size_t>(o->override_index)].text)};
   const Location at = o->key.line > 0 ? o->key : o->value;
   return {{0, at.line, at.column}, fmt::format("at line {}", at.line)};
+}
+
+/// The keys of `data` that only some sources read, and those sources.
+struct SourceKeys {
+  const char* key;
+  std::vector<std::string> sources;
+};
+
+const std::vector<SourceKeys>& KeysBySource() {
+  static const std::vector<SourceKeys> keys = {
+      {"labels", {"memmap"}},      {"eval_path", {"memmap"}}, {"eval_labels", {"memmap"}},
+      {"dtype", {"memmap"}},       {"label_dtype", {"memmap"}}, {"scale", {"memmap"}},
+      {"normalize", {"memmap"}},   {"placement", {"synthetic", "fashion-mnist"}},
+      {"produce_ms", {"synthetic"}}};
+  return keys;
+}
+
+/// Rules of the data section that involve several keys.
+std::vector<Issue> CheckData(const json& data) {
+  std::vector<Issue> issues;
+  const json source = data.value("source", json());
+  if (!source.is_string()) return issues;  // the schema says what is wrong
+  const std::string name = source.get<std::string>();
+  if (name == "synthetic") {
+    for (const char* key : {"shape", "num_classes"}) {
+      if (data.contains(key)) continue;
+      issues.push_back({"/data", true, fmt::format("missing required key '{}' in 'data'", key),
+                        {"synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000"}});
+    }
+  }
+  if (name == "memmap") {
+    for (const char* key : {"path", "labels"}) {
+      if (data.contains(key)) continue;
+      issues.push_back({"/data", true, fmt::format("missing required key '{}' in 'data'", key),
+                        {"memmap data needs 'path' (the inputs file) and 'labels' (the labels file), e.g. "
+                         "path: train_inputs.npy, labels: train_labels.npy; 'runx data pack' writes them"}});
+    }
+    if (data.contains("eval_path") != data.contains("eval_labels")) {
+      const bool has_path = data.contains("eval_path");
+      issues.push_back({has_path ? "/data/eval_path" : "/data/eval_labels", true,
+                        fmt::format("'data.{}' needs 'data.{}'", has_path ? "eval_path" : "eval_labels",
+                                    has_path ? "eval_labels" : "eval_path"),
+                        {"the held-out split is two files: its inputs (eval_path) and their labels (eval_labels)"}});
+    }
+  }
+  for (const auto& [key, sources] : KeysBySource()) {
+    if (!data.contains(key) || std::find(sources.begin(), sources.end(), name) != sources.end()) continue;
+    issues.push_back({PointerAppend("/data", key), true,
+                      fmt::format("'data.{}' is not used by {} data", key, name),
+                      {fmt::format("'data.{}' is for {} data", key, OrList(sources))}});
+  }
+  if (name == "synthetic" && data.contains("produce_ms") && data.value("placement", json("device")) != "host")
+    issues.push_back({"/data/produce_ms", true, "'data.produce_ms' needs 'data.placement: host'",
+                      {"produce_ms simulates the host work of making a batch; device-resident synthetic data has none"}});
+  return issues;
 }
 
 }  // namespace
@@ -74,14 +130,8 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
                       {fmt::format("'train.{}' is set {}; measure either a number of steps or a number of epochs",
                                    earlier, (epochs_last ? steps : epochs).text)}});
   }
-  if (const auto data = doc.find("data"); data != doc.end() && data->is_object() &&
-                                          data->value("source", json()) == "synthetic") {
-    for (const char* key : {"shape", "num_classes"}) {
-      if (data->contains(key)) continue;
-      issues.push_back({"/data", true, fmt::format("missing required key '{}' in 'data'", key),
-                        {"synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000"}});
-    }
-  }
+  if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
+    for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
   return issues;
 }
 

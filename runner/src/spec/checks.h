@@ -29,7 +29,9 @@ std::vector<Issue> NormaliseSweepAxes(json* doc, SourceMap* origins);
 std::vector<Issue> CheckSweep(const json& doc, const SchemaSet& schemas, const SourceMap& origins,
                               const std::vector<Override>& overrides, std::vector<std::string>* axis_order);
 
-/// `train.steps` xor `train.epochs`; synthetic data needs `shape` and `num_classes`.
+/// `train.steps` xor `train.epochs`; synthetic data needs `shape` and `num_classes`, memmap data
+/// `path` and `labels` (and `eval_path` with `eval_labels`); keys of one source are refused with
+/// another (`labels` with synthetic data, `produce_ms` without `placement: host`).
 std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins,
                                   const std::vector<Override>& overrides);
 

@@ -20,15 +20,17 @@ TEST(Messages, UnknownKey) {
             "unknown_key.yaml:7:3: error: unknown key 'batchsize' in 'data'\n"
             "    7 |   batchsize: 32\n"
             "      |   ^\n"
-            "note: expected one of 'batch_size', 'num_classes', 'path', 'shape', 'shuffle', 'source', "
+            "note: expected one of 'batch_size', 'dtype', 'eval_labels', 'eval_path', 'label_dtype', 'labels', "
+            "'normalize', 'num_classes', 'path', 'placement', 'produce_ms', 'scale', 'shape', 'shuffle', 'source', "
             "'train_limit'; did you mean 'batch_size'?\n");
 }
 
 TEST(Messages, WrongType) {
   EXPECT_EQ(RenderFile("wrong_type.yaml"),
-            "wrong_type.yaml:7:15: error: 'data.batch_size' must be an integer, got string 'abc'\n"
+            "wrong_type.yaml:7:15: error: unknown batch size 'abc'\n"
             "    7 |   batch_size: abc\n"
-            "      |               ^\n");
+            "      |               ^\n"
+            "note: expected a positive integer or 'auto'\n");
 }
 
 TEST(Messages, NegativeBatchSize) {
@@ -72,7 +74,8 @@ TEST(Messages, MissingRequiredKeyPointsAtTheMappingThatLacksIt) {
             "x.yaml:3:1: error: missing required key 'batch_size' in 'data'\n"
             "    3 | data:\n"
             "      | ^\n"
-            "note: 'batch_size': samples per step\n");
+            "note: 'batch_size': samples per step: a positive integer, or 'auto' (set by the auto_batch technique "
+            "before training)\n");
 }
 
 TEST(Messages, EmptyFile) {

@@ -63,7 +63,8 @@ TEST(Overrides, ErrorsPointAtTheOverride) {
 TEST(Overrides, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(RenderFile("good.yaml", {"data.batchsize=3"}),
             "--set data.batchsize=3: error: unknown key 'batchsize' in 'data'\n"
-            "note: expected one of 'batch_size', 'num_classes', 'path', 'shape', 'shuffle', 'source', "
+            "note: expected one of 'batch_size', 'dtype', 'eval_labels', 'eval_path', 'label_dtype', 'labels', "
+            "'normalize', 'num_classes', 'path', 'placement', 'produce_ms', 'scale', 'shape', 'shuffle', 'source', "
             "'train_limit'; did you mean 'batch_size'?\n");
   EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
             "--set precison=bf16: error: unknown key 'precison'\n"

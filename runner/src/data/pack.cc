@@ -1,0 +1,205 @@
+#include "data/pack.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include "data/npy.h"
+#include "data/sources.h"
+#include "plugins/loader.h"
+#include "spec/spec.h"
+
+namespace runx::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kChunkBytes = int64_t{64} << 20;
+
+PackedFile Describe(const std::string& path, const torch::Tensor& t) {
+  return {path, DtypeName(t.scalar_type()), t.sizes().vec(), t.numel() * static_cast<int64_t>(t.element_size())};
+}
+
+PackedFile Save(const fs::path& dir, const char* name, const torch::Tensor& t) {
+  const std::string path = (dir / name).string();
+  SaveNpy(path, t);
+  return Describe(path, t);
+}
+
+double Round4(double x) { return std::round(x * 1e4) / 1e4; }
+
+/// Mean and standard deviation of uint8 pixels scaled to [0, 1], from a histogram (no float copy).
+std::pair<double, double> PixelStats(const torch::Tensor& bytes) {
+  const auto c = bytes.contiguous();
+  const auto* p = c.data_ptr<uint8_t>();
+  std::array<int64_t, 256> count{};
+  for (int64_t i = 0, n = c.numel(); i < n; ++i) ++count[p[i]];
+  double sum = 0, sq = 0;
+  for (int v = 0; v < 256; ++v) {
+    sum += static_cast<double>(count[v]) * v / 255.0;
+    sq += static_cast<double>(count[v]) * (v / 255.0) * (v / 255.0);
+  }
+  const double n = static_cast<double>(std::max<int64_t>(1, c.numel())), mean = sum / n;
+  return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean))};
+}
+
+PackResult PackFashionMnist(const nlohmann::json& data, const fs::path& dir) {
+  const auto a = LoadFashionMnist(data);
+  PackResult r;
+  r.files.push_back(Save(dir, "train_inputs.npy", a.train_x));
+  r.files.push_back(Save(dir, "train_labels.npy", a.train_y));
+  r.files.push_back(Save(dir, "eval_inputs.npy", a.test_x));
+  r.files.push_back(Save(dir, "eval_labels.npy", a.test_y));
+  const auto [mean, std] = PixelStats(a.train_x);
+  r.data = {{"eval_path", r.files[2].path}, {"eval_labels", r.files[3].path}, {"num_classes", 10},
+            {"normalize", {{"mean", Round4(mean)}, {"std", Round4(std)}}}};
+  return r;
+}
+
+/// Synthetic samples as the host placement draws them (standard normal, uniform labels), written in
+/// chunks so that any count fits in memory.
+PackResult PackSynthetic(const nlohmann::json& data, uint64_t seed, const fs::path& dir, int64_t count) {
+  if (count <= 0)
+    throw DataError("synthetic data has no size of its own; give the number of samples to write with --count N");
+  const auto shape = data.at("shape").get<std::vector<int64_t>>();
+  const int64_t classes = data.at("num_classes").get<int64_t>();
+  int64_t sample = 1;
+  for (auto d : shape) sample *= d;
+  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (sample * 4));
+  std::vector<int64_t> full{count};
+  full.insert(full.end(), shape.begin(), shape.end());
+  const std::string inputs = (dir / "train_inputs.npy").string();
+  NpyWriter writer(inputs, torch::kFloat, full);
+  auto gen = at::detail::createCPUGenerator(seed);
+  for (int64_t done = 0; done < count; done += chunk) {
+    std::vector<int64_t> part{std::min(chunk, count - done)};
+    part.insert(part.end(), shape.begin(), shape.end());
+    const auto x = torch::randn(part, gen, torch::kFloat);
+    writer.Append(x.data_ptr(), static_cast<size_t>(x.numel()) * sizeof(float));
+  }
+  writer.Commit();
+  PackResult r;
+  r.files.push_back({inputs, "float32", full, count * sample * 4});
+  r.files.push_back(Save(dir, "train_labels.npy", torch::randint(classes, {count}, gen, torch::kLong)));
+  r.data = {{"num_classes", classes}};
+  return r;
+}
+
+/// A YAML scalar for a path: plain when safe, else single-quoted.
+std::string YamlString(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-';
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string Size(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return fmt::format("{:.1f} GiB", bytes / double(int64_t{1} << 30));
+  if (bytes >= (int64_t{1} << 20)) return fmt::format("{:.1f} MiB", bytes / double(int64_t{1} << 20));
+  return fmt::format("{:.1f} KiB", bytes / 1024.0);
+}
+
+/// The data section as YAML, keys in reading order.
+std::string DataYaml(const nlohmann::json& d) {
+  std::string out = "data:\n";
+  for (const char* key : {"source", "path", "labels", "eval_path", "eval_labels", "num_classes", "batch_size",
+                          "shuffle", "normalize"}) {
+    if (!d.contains(key)) continue;
+    const auto& v = d[key];
+    std::string text;
+    if (v.is_string()) {
+      text = YamlString(v.get<std::string>());
+    } else if (v.is_object()) {
+      std::vector<std::string> items;
+      for (const auto& [k, x] : v.items()) items.push_back(fmt::format("{}: {}", k, x.dump()));
+      text = fmt::format("{{{}}}", fmt::join(items, ", "));
+    } else {
+      text = v.dump();
+    }
+    out += fmt::format("  {}: {}\n", key, text);
+  }
+  return out;
+}
+
+}  // namespace
+
+PackResult Pack(const nlohmann::json& data, uint64_t seed, const std::string& out_dir, int64_t count) {
+  const std::string source = data.at("source").get<std::string>();
+  if (source == "memmap")
+    throw DataError("the experiment's data is memmap already; pack converts synthetic or fashion-mnist data");
+  if (source != "synthetic" && source != "fashion-mnist")
+    throw DataError(fmt::format("cannot pack data source '{}'; expected 'synthetic' or 'fashion-mnist'", source));
+  if (count > 0 && source != "synthetic")
+    throw DataError("--count is for synthetic data; fashion-mnist packs its own samples (cut them with --train-limit)");
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec || !fs::is_directory(out_dir))
+    throw DataError(fmt::format("cannot create the output folder '{}': {}", out_dir,
+                                ec ? ec.message() : "it exists and is not a folder"));
+  const fs::path dir = fs::absolute(out_dir).lexically_normal();
+  PackResult r = source == "synthetic" ? PackSynthetic(data, seed, dir, count) : PackFashionMnist(data, dir);
+  r.data["source"] = "memmap";
+  r.data["path"] = r.files[0].path;
+  r.data["labels"] = r.files[1].path;
+  r.data["batch_size"] = data.value("batch_size", nlohmann::json(128));
+  if (!data.value("shuffle", true)) r.data["shuffle"] = false;
+  return r;
+}
+
+int PackCommand(const PackRequest& request) {
+  if (request.experiment.empty() == request.source.empty()) {
+    fmt::print(stderr, "error: runx data pack takes an experiment file or --source, {}\n",
+               request.source.empty() ? "and got neither" : "not both");
+    return 2;
+  }
+  nlohmann::json data;
+  uint64_t seed = 0;
+  if (!request.experiment.empty()) {
+    std::vector<spec::Override> sets;
+    for (const auto& s : request.sets) sets.push_back({s});
+    try {
+      const auto e = spec::Load(request.experiment, sets, spec::SchemaSet::Load(plugins::PluginDirs()));
+      data = e.config.at("data");
+      seed = e.config.value("seed", uint64_t{0});
+    } catch (const spec::SpecError& e) {
+      fmt::print(stderr, "{}", e.Render());
+      return 2;
+    }
+    if (!request.path.empty()) data["path"] = request.path;
+  } else {
+    if (request.source != "fashion-mnist") {
+      fmt::print(stderr, "error: --source {} needs an experiment file (for data.shape and data.num_classes); "
+                         "write one and run 'runx data pack EXPERIMENT.yaml --count N --out DIR'\n", request.source);
+      return 2;
+    }
+    data = {{"source", request.source}, {"batch_size", 128}};
+    if (!request.path.empty()) data["path"] = request.path;
+  }
+  if (request.train_limit > 0) data["train_limit"] = request.train_limit;
+  PackResult r;
+  try {
+    r = Pack(data, seed, request.out, request.count);
+  } catch (const DataError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  fmt::print("packed {} data into {}:\n", data["source"].get<std::string>(),
+             fs::path(r.files[0].path).parent_path().string());
+  for (const auto& f : r.files)
+    fmt::print("  {:<18} {:<8} [{}]  {}\n", fs::path(f.path).filename().string(), f.dtype, fmt::join(f.shape, ", "),
+               Size(f.bytes));
+  fmt::print("\nread them with:\n\n{}", DataYaml(r.data));
+  return 0;
+}
+
+}  // namespace runx::data

@@ -1,0 +1,34 @@
+#pragma once
+// The data sources behind MakeDataSource, and what they share (internal to runner/src/data).
+#include <cstdint>
+#include <memory>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "data/data.h"
+
+namespace runx::data {
+
+/// data.batch_size: a number, or "auto" (auto_batch sets it before training; 1 until then).
+int64_t BatchSize(const nlohmann::json& d);
+
+/// data.placement: "device" (default) or "host".
+bool HostPlacement(const nlohmann::json& d);
+
+std::unique_ptr<DataSource> MakeSynthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
+std::unique_ptr<DataSource> MakeFashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
+std::unique_ptr<DataSource> MakeMemmap(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
+
+/// Fashion-MNIST as stored: uint8 images [N, 1, 28, 28], int64 labels [N]; the training split cut
+/// to data.train_limit.
+struct FashionMnistArrays {
+  torch::Tensor train_x, train_y, test_x, test_y;
+};
+FashionMnistArrays LoadFashionMnist(const nlohmann::json& d);
+
+/// Fashion-MNIST's pixel mean and standard deviation, after scaling to [0, 1].
+constexpr double kFashionMnistMean = 0.2860, kFashionMnistStd = 0.3530;
+
+}  // namespace runx::data
