@@ -7,7 +7,8 @@ function(runx_add_plugin name)
     set(ARG_OUTPUT_DIR ${RUNX_PLUGIN_OUTPUT_DIR})
   endif()
   add_library(${name} MODULE ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE runx::plugin_api)
+  # fmt header-only: pip LibTorch links no libfmt, so a plugin must not need one at run time.
+  target_link_libraries(${name} PRIVATE runx::plugin_api runx_fmt)
   runx_use_pch(${name})
   set_target_properties(${name} PROPERTIES
     PREFIX "lib" OUTPUT_NAME ${name}

@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../remove_tree.h"
 #include "run_util.h"
+#include "runx/plugin.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -23,7 +25,7 @@ class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("runx_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
   }
@@ -137,9 +139,15 @@ TEST_F(Cli, DoctorAndPlugins) {
     EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
   auto p = Runx("plugins");
   EXPECT_EQ(p.status, 0) << p.out;
-  EXPECT_NE(p.out.find("amp"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("channels_last"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("v1"), std::string::npos) << p.out;
+  // Every technique of issue 4, with its version and the plugin API it was built for.
+  for (const char* name : {"amp", "channels_last", "auto_batch", "prefetch", "cuda_graphs", "memory", "determinism",
+                           "anomaly", "fused_optimizer", "export"}) {
+    const auto at = p.out.find(std::string("\n") + name + " ");
+    ASSERT_NE(at, std::string::npos) << name << "\n" << p.out;
+    const auto line = p.out.substr(at + 1, p.out.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find("1.0.0"), std::string::npos) << line;
+    EXPECT_NE(line.find("v" + std::to_string(runx::kPluginApiVersion)), std::string::npos) << line;
+  }
 }
 
 TEST_F(Cli, UnknownCommandLineOptionIsAUsageError) {

@@ -7,6 +7,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include "../remove_tree.h"
 #include "run_util.h"
 
 namespace {
@@ -19,11 +20,11 @@ class Data : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("runx_data_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { runx::testing::RemoveTree(dir_.string()); }
   std::string Write(const std::string& name, const std::string& text) {
     const auto p = dir_ / name;
     std::ofstream(p) << text;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../remove_tree.h"
 #include "report/report.h"
 #include "run_util.h"
 
@@ -34,7 +35,7 @@ class Sweep : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("runx_sweep_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
     setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);

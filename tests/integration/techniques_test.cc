@@ -9,6 +9,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include "../remove_tree.h"
 #include "run_util.h"
 
 namespace {
@@ -21,7 +22,7 @@ class Techniques : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("runx_techniques_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
   }

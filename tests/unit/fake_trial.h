@@ -50,6 +50,8 @@ class FakeTrial : public TrialContext {
     abort_why = std::string(why);
   }
   std::string artifact_dir() override { return dir; }
+  int64_t host_memory_limit() const override { return host_limit; }
+  void set_host_memory_limit(int64_t bytes) override { host_limit = bytes; }
   /// The last value recorded for `name`, NaN if none.
   double Last(const std::string& name) const;
 
@@ -60,6 +62,7 @@ class FakeTrial : public TrialContext {
   std::function<ProbeResult(int64_t, int)> probe_fn;
   std::vector<int64_t> shape{4};
   int64_t batch = 8;
+  int64_t host_limit = 0;
   std::string abort_status, abort_why, dir = "/tmp";
 
  private:

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "../remove_tree.h"
 #include "data/data.h"
 #include "data/memmap.h"
 #include "data/npy.h"
@@ -29,10 +30,10 @@ class Files : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("runx_memmap_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { runx::testing::RemoveTree(dir_.string()); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   std::string WriteBytes(const std::string& name, const std::string& bytes) const {
     std::ofstream(Path(name), std::ios::binary) << bytes;

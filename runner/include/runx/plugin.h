@@ -103,6 +103,11 @@ class TrialContext {
   virtual void abort(std::string_view status, std::string_view why) = 0;
   /// A directory for the trial's files (exported models), created on first call.
   virtual std::string artifact_dir() = 0;
+  /// Host memory as runx counts it (CPU tensors): an allocation that would take the bytes in use
+  /// beyond the limit fails as out of memory instead of waking the kernel's OOM killer, which is
+  /// what makes probing on the CPU safe. 0 = no limit.
+  virtual int64_t host_memory_limit() const = 0;
+  virtual void set_host_memory_limit(int64_t bytes) = 0;
 };
 
 /// The verdict of Technique::check on a trial's configuration.
@@ -125,7 +130,8 @@ struct StepStats {
 /// wrap_step, on_train_begin, make_loader (host data only), then per step on_batch, the step,
 /// on_step_end, on_epoch_end, and finally on_finish. Hooks run in the order the techniques are
 /// listed, except wrap_step, which runs in ascending wrap_order() (the lowest is innermost:
-/// amp = 100, graph capture = 900 wraps outside autocast) and make_loader, where the first
+/// fused_optimizer = 50, anomaly = 90, amp = 100, default 500, cuda_graphs = 900 wraps outside
+/// everything) and make_loader, where the first
 /// technique to return a loader wins.
 class Technique {
  public:

@@ -15,16 +15,19 @@ namespace {
 std::atomic<int64_t> g_current{0}, g_peak{0}, g_limit{0};
 std::atomic<bool> g_installed{false};
 
-/// What a counted allocation's DataPtr carries: the inner allocator's DataPtr and the size.
-struct Counted {
-  c10::DataPtr inner;
-  int64_t bytes;
-};
+/// Each counted block starts with a header holding its size; the tensor's data follows, 64-byte
+/// aligned like LibTorch's own CPU allocations. The data pointer is also the DataPtr's context
+/// (LibTorch asserts that for raw allocations), so the size has to live in the block itself.
+constexpr size_t kHeader = 64;
+c10::DeleterFnPtr g_inner_free = nullptr;
 
-void DeleteCounted(void* ctx) {
-  auto* c = static_cast<Counted*>(ctx);
-  g_current.fetch_sub(c->bytes, std::memory_order_relaxed);
-  delete c;  // frees the memory through the inner allocator's deleter
+void FreeCounted(void* data) {
+  if (!data) return;
+  auto* base = static_cast<char*>(data) - kHeader;
+  int64_t bytes;
+  std::memcpy(&bytes, base, sizeof bytes);
+  g_current.fetch_sub(bytes, std::memory_order_relaxed);
+  g_inner_free(base);
 }
 
 class CountingAllocator final : public c10::Allocator {
@@ -35,11 +38,13 @@ class CountingAllocator final : public c10::Allocator {
   // that whichever the base declares is overridden and the other is an unused overload.
   c10::DataPtr allocate(size_t n) const { return Allocate(n); }
   c10::DataPtr allocate(size_t n) { return Allocate(n); }
+  c10::DeleterFnPtr raw_deleter() const override { return &FreeCounted; }
   // Pure virtual from LibTorch 2.3 on; harmless before.
   void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
 
  private:
   c10::DataPtr Allocate(size_t n) const {
+    if (n == 0) return inner_->allocate(0);
     const auto bytes = static_cast<int64_t>(n);
     const int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     const int64_t limit = g_limit.load(std::memory_order_relaxed);
@@ -51,16 +56,16 @@ class CountingAllocator final : public c10::Allocator {
     int64_t peak = g_peak.load(std::memory_order_relaxed);
     while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
-    c10::DataPtr inner;
+    void* base = nullptr;
     try {
-      inner = inner_->allocate(n);
+      base = inner_->raw_allocate(n + kHeader);
     } catch (...) {
       g_current.fetch_sub(bytes, std::memory_order_relaxed);
       throw;
     }
-    void* data = inner.get();
-    const c10::Device device = inner.device();
-    return {data, new Counted{std::move(inner), bytes}, &DeleteCounted, device};
+    std::memcpy(base, &bytes, sizeof bytes);
+    void* data = static_cast<char*>(base) + kHeader;
+    return {data, data, &FreeCounted, c10::Device(c10::DeviceType::CPU)};
   }
   c10::Allocator* inner_;
 };
@@ -69,7 +74,13 @@ class CountingAllocator final : public c10::Allocator {
 
 void Install() {
   if (g_installed.exchange(true)) return;
-  static CountingAllocator allocator(c10::GetCPUAllocator());
+  c10::Allocator* inner = c10::GetCPUAllocator();
+  g_inner_free = inner->raw_deleter();
+  if (!g_inner_free) {  // an allocator whose blocks cannot be freed by pointer alone: leave it be
+    g_installed = false;
+    return;
+  }
+  static CountingAllocator allocator(inner);
   c10::SetCPUAllocator(&allocator, /*priority=*/100);
 }
 

@@ -107,6 +107,9 @@ class Context : public TrialContext {
     return artifact_dir_;
   }
 
+  int64_t host_memory_limit() const override { return host_memory::Limit(); }
+  void set_host_memory_limit(int64_t bytes) override { host_memory::SetLimit(bytes); }
+
   bool aborted() const { return !abort_status_.empty(); }
   const std::string& abort_status() const { return abort_status_; }
   const std::string& abort_why() const { return abort_why_; }
@@ -285,6 +288,9 @@ nlohmann::json EffectiveTechniques(const nlohmann::json& config) {
   nlohmann::json t = config.value("optimizations", nlohmann::json::object());
   const std::string precision = config.value("precision", "fp32");
   if ((precision == "fp16" || precision == "bf16") && !t.contains("amp")) t["amp"] = nlohmann::json::object();
+  const auto data = config.value("data", nlohmann::json::object());
+  if (data.value("batch_size", nlohmann::json(0)) == "auto" && !t.contains("auto_batch"))
+    t["auto_batch"] = nlohmann::json::object();
   return t;
 }
 
@@ -348,7 +354,12 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     }
 
     // Global numerics: PyTorch's defaults, plus cuDNN autotuning for the fixed shapes of a trial.
-    const uint64_t seed = config.value("seed", 0);
+    // The experiment's seed, or determinism's own when it sets one: it then governs everything
+    // seeded here (data, initial weights), not only what happens after its on_setup.
+    const auto& effective = EffectiveTechniques(config);
+    const uint64_t seed = effective.contains("determinism") && effective["determinism"].contains("seed")
+                              ? effective["determinism"]["seed"].get<uint64_t>()
+                              : config.value("seed", uint64_t{0});
     torch::manual_seed(seed);
     if (device.is_cuda()) {
       at::globalContext().setBenchmarkCuDNN(true);

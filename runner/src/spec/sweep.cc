@@ -662,7 +662,16 @@ Plan Expand(const Experiment& exp, const SchemaSet& schemas) {
 
   std::vector<Variant> variants;
   if (!config.contains("sweep")) {
-    variants.push_back({TrialBase(config), {"baseline", ""}});
+    // One variant: name it by what it runs ("bf16+channels_last"), as trials are labelled.
+    std::string label;
+    const std::string precision = config.value("precision", "fp32");
+    if (precision != "fp32") label = precision;
+    const json techniques = config.value("optimizations", json::object());
+    for (const auto& [key, value] : techniques.items()) {
+      const std::string name = techniques.is_array() ? value.get<std::string>() : key;
+      if (!(name == "amp" && precision != "fp32")) label += (label.empty() ? "" : "+") + name;
+    }
+    variants.push_back({TrialBase(config), {label.empty() ? "baseline" : label, ""}});
   } else {
     std::vector<std::string> order = exp.sweep_axes;
     const json axes = config["sweep"].value("axes", json::object());

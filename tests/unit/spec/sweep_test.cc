@@ -46,7 +46,7 @@ const PlannedTrial& Variant(const Plan& plan, const std::string& label) {
 
 using Strings = std::vector<std::string>;
 
-TEST(Sweep, NoSweepIsOneBaselineTrial) {
+TEST(Sweep, NoSweepIsOneBaselineTrialNamedByWhatItRuns) {
   const Experiment e = LoadText("x.yaml", kBase + "precision: bf16\noptimizations: [channels_last]\n", {}, Schemas());
   const Plan plan = Expand(e, Schemas());
   ASSERT_EQ(plan.trials.size(), 1u);
@@ -54,7 +54,7 @@ TEST(Sweep, NoSweepIsOneBaselineTrial) {
   EXPECT_EQ(plan.variants, 1);
   const PlannedTrial& t = plan.trials[0];
   EXPECT_TRUE(t.is_baseline);
-  EXPECT_EQ(t.label, "baseline");
+  EXPECT_EQ(t.label, "bf16+channels_last");  // as the trial is labelled; "baseline" only with no changes
   EXPECT_EQ(t.differs, "");
   EXPECT_EQ(t.config["precision"], json("bf16"));
   EXPECT_EQ(t.config["optimizations"]["channels_last"], json::parse(R"({"inputs": true})"));

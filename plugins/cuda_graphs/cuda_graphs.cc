@@ -1,0 +1,158 @@
+// cuda_graphs: runx's counterpart of graph mode. After `warmup` eager steps on a side stream, the
+// whole step (forward, loss, backward, optimizer update, gradient reset) is captured once into a
+// CUDA graph with static input tensors; every later step copies the batch into them and replays
+// the graph: one launch instead of one per kernel, which is what a launch-bound model (small
+// layers, small batches) spends its time on. A new input shape re-captures (auto_batch probes).
+// See docs/techniques.md#cuda_graphs.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "runx/plugin.h"
+#include "runx/plugin_export.h"
+
+#ifdef RUNX_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace {
+
+class CudaGraphs : public runx::Technique {
+ public:
+  void configure(const nlohmann::json& params) override { warmup_ = params.value("warmup", 3); }
+
+  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
+#ifndef RUNX_WITH_CUDA
+    (void)config;
+    (void)device;
+    return runx::CheckResult::Incompatible("this runx was built against a LibTorch without CUDA: no CUDA graphs");
+#else
+    if (!device.is_cuda())
+      return runx::CheckResult::Incompatible(fmt::format(
+          "CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)", device.str()));
+    const auto train = config.value("train", nlohmann::json::object());
+    const auto opt = train.value("optimizer", nlohmann::json::object());
+    if (opt.value("name", "sgd") != "sgd")
+      return runx::CheckResult::Incompatible(
+          "LibTorch's C++ Adam/AdamW keep the step count on the host: a captured graph would freeze the bias "
+          "correction; use optimizer sgd");
+    const auto techniques = config.value("optimizations", nlohmann::json::object());
+    const auto amp = techniques.value("amp", nlohmann::json::object());
+    const std::string dtype = amp.value("dtype", config.value("precision", std::string("fp32")));
+    const auto ls = amp.value("loss_scale", nlohmann::json("auto"));
+    const bool scaler = ls.is_number() || ls == "dynamic" || (ls == "auto" && dtype == "fp16");
+    if ((techniques.contains("amp") || dtype == "fp16" || dtype == "bf16") && scaler)
+      return runx::CheckResult::Incompatible(
+          "loss scaling reads on the host whether each step's gradients are finite (to skip the update): not "
+          "capturable; use bf16 without loss scaling");
+    if (techniques.contains("anomaly"))
+      return runx::CheckResult::Incompatible(
+          "anomaly reads gradients on the host between backward and update; a captured step has no such point");
+    return runx::CheckResult::Ok();
+#endif
+  }
+
+  int wrap_order() const override { return 900; }
+
+#ifdef RUNX_WITH_CUDA
+  runx::Step wrap_step(runx::Step step, runx::TrialContext& trial) override {
+    auto state = std::make_shared<State>();
+    state->inner = std::move(step);
+    state->warmup = warmup_;
+    state->device = trial.device();
+    state_ = state;
+    runx::Step out;
+    out.forward = [state](runx::Batch& b) { return state->Run(b); };
+    out.backward = [](torch::Tensor&) {};
+    out.update = [] {};
+    return out;
+  }
+
+  void on_finish(runx::TrialContext& trial) override {
+    if (!state_) return;
+    trial.metric("cuda_graphs.captures", static_cast<double>(state_->captures));
+    trial.metric("cuda_graphs.replays", static_cast<double>(state_->replays));
+    trial.metric("cuda_graphs.eager_steps", static_cast<double>(state_->eager));
+  }
+
+ private:
+  struct State {
+    runx::Step inner;
+    int warmup = 3;
+    c10::Device device{c10::DeviceType::CUDA, 0};
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    torch::Tensor input, target, loss;
+    int since_shape = 0;
+    int64_t captures = 0, replays = 0, eager = 0;
+
+    torch::Tensor Run(runx::Batch& b) {
+      if (graph && (b.input.sizes() != input.sizes() || b.target.sizes() != target.sizes() ||
+                    b.input.strides() != input.strides())) {
+        graph.reset();  // a new shape (auto_batch probes): warm up and capture again
+        since_shape = 0;
+      }
+      if (!graph) {
+        auto current = c10::cuda::getCurrentCUDAStream(device.index());
+        auto side = c10::cuda::getStreamFromPool(false, device.index());
+        at::cuda::CUDAEvent ready;
+        ready.record(current);
+        ready.block(side);
+        torch::Tensor loss_out;
+        {
+          c10::cuda::CUDAStreamGuard guard(side);
+          if (since_shape < warmup) {
+            loss_out = inner.forward(b);
+            inner.backward(loss_out);
+            inner.update();
+            ++since_shape;
+            ++eager;
+          } else {
+            Capture(b);
+          }
+        }
+        at::cuda::CUDAEvent done;
+        done.record(side);
+        done.block(current);
+        if (loss_out.defined()) return loss_out;
+      }
+      input.copy_(b.input, /*non_blocking=*/true);
+      target.copy_(b.target, /*non_blocking=*/true);
+      graph->replay();
+      ++replays;
+      return loss.clone();  // the graph overwrites `loss` at the next replay
+    }
+
+    void Capture(runx::Batch& b) {
+      input = b.input.clone(b.input.suggest_memory_format());
+      target = b.target.clone();
+      graph = std::make_unique<at::cuda::CUDAGraph>();
+      graph->capture_begin();
+      try {
+        runx::Batch statics{input, target};
+        loss = inner.forward(statics);
+        inner.backward(loss);
+        inner.update();
+      } catch (...) {
+        try {
+          graph->capture_end();
+        } catch (...) {
+        }
+        graph.reset();
+        throw;
+      }
+      graph->capture_end();
+      ++captures;
+    }
+  };
+  std::shared_ptr<State> state_;
+#endif
+  int warmup_ = 3;
+};
+
+}  // namespace
+
+RUNX_PLUGIN(cuda_graphs, "1.0.0", "capture the whole training step as a CUDA graph and replay it", CudaGraphs)

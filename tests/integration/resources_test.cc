@@ -1,0 +1,125 @@
+// auto_batch, memory, prefetch and cuda_graphs through the real runx binary and the real store.
+#include <filesystem>
+#include <fstream>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+#include "../remove_tree.h"
+#include "run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using runx::testing::Runx;
+
+class Resources : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("runx_resources_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    runx::testing::RemoveTree(dir_.string());
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runx.db").string();
+  }
+  /// Runs `yaml` and returns the id of its (only) trial.
+  int64_t Run(const std::string& yaml, const std::string& name = "exp") {
+    const auto p = dir_ / (name + ".yaml");
+    std::ofstream(p) << yaml;
+    const auto r = Runx(p.string() + " --db " + db_ + " --force -q");
+    last_output_ = r.out;
+    SQLite::Database db(db_);
+    return db.execAndGet("SELECT max(id) FROM trials").getInt64();
+  }
+  std::string Get(const std::string& sql, int64_t trial) {
+    SQLite::Database db(db_);
+    SQLite::Statement q(db, sql);
+    q.bind(1, trial);
+    return q.executeStep() ? q.getColumn(0).getString() : "";
+  }
+  double Metric(int64_t trial, const std::string& name) {
+    const auto v = Get("SELECT value FROM metrics WHERE trial_id = ? AND step IS NULL AND name = '" + name + "'", trial);
+    return v.empty() ? std::nan("") : std::stod(v);
+  }
+  std::string Env(int64_t trial, const std::string& key) {
+    return Get("SELECT value FROM environment WHERE trial_id = ? AND key = '" + key + "'", trial);
+  }
+  fs::path dir_;
+  std::string db_, last_output_;
+};
+
+const char* kMlp =
+    "device: cpu\n"
+    "model: {name: mlp, hidden: [256, 256]}\n"
+    "train: {warmup_steps: 1, steps: 3, eval: false, optimizer: {name: sgd, lr: 0.01}}\n";
+
+TEST_F(Resources, AutoBatchFindsTheLargestBatchUnderAHostLimit) {
+  const int64_t limit = 8 << 20;  // the model, its gradients, momentum and a snapshot take ~5.5 MB
+  const auto id = Run(std::string("name: auto\n") + kMlp +
+                      "data: {source: synthetic, shape: [1024], num_classes: 10, batch_size: auto}\n"
+                      "optimizations:\n  memory: {limit_bytes: " + std::to_string(limit) + "}\n"
+                      "  auto_batch: {multiple_of: 1, probe_steps: 1}\n");
+  ASSERT_EQ(Get("SELECT status FROM trials WHERE id = ?", id), "ok") << last_output_ << Get("SELECT error FROM trials WHERE id = ?", id);
+  const auto chosen = static_cast<int64_t>(Metric(id, "auto_batch.chosen"));
+  EXPECT_GT(chosen, 32);
+  EXPECT_LT(chosen, 65536);  // the limit, not the search's ceiling, stopped it
+  // The frontier proves it: `chosen` fits, `chosen + 1` does not, and every fit stayed under the limit.
+  const auto frontier = nlohmann::json::parse(Env(id, "auto_batch.frontier"));
+  bool fits = false, next_fails = false;
+  for (const auto& p : frontier) {
+    if (p["batch"] == chosen) fits = p["fits"].get<bool>();
+    if (p["batch"] == chosen + 1) next_fails = !p["fits"].get<bool>();
+    if (p["fits"].get<bool>()) EXPECT_LE(p["peak_bytes"].get<int64_t>(), limit);
+  }
+  EXPECT_TRUE(fits) << frontier.dump();
+  EXPECT_TRUE(next_fails) << frontier.dump();
+  // Training ran at that batch.
+  EXPECT_EQ(Get("SELECT min(samples) || '/' || max(samples) FROM steps WHERE trial_id = ?", id),
+            std::to_string(chosen) + "/" + std::to_string(chosen));
+  EXPECT_EQ(Metric(id, "batch_size"), static_cast<double>(chosen));
+}
+
+TEST_F(Resources, AHostLimitTurnsRunawayMemoryIntoAnOomResult) {
+  const auto id = Run(std::string("name: oom\n") + kMlp +
+                      "data: {source: synthetic, shape: [1024], num_classes: 10, batch_size: 4096}\n"
+                      "optimizations: {memory: {limit_bytes: 4000000}}\n");
+  EXPECT_EQ(Get("SELECT status FROM trials WHERE id = ?", id), "oom") << last_output_;
+  EXPECT_NE(Get("SELECT error FROM trials WHERE id = ?", id).find("host memory limit"), std::string::npos);
+}
+
+TEST_F(Resources, PrefetchHidesASlowHostSource) {
+  const std::string base = std::string(
+      "device: cpu\nmodel: {name: mlp, hidden: [32]}\n"
+      "train: {warmup_steps: 2, steps: 20, eval: false}\n"
+      "data: {source: synthetic, placement: host, produce_ms: 20, shape: [64], num_classes: 4, batch_size: 16}\n");
+  const auto plain = Run("name: plain\n" + base, "plain");
+  ASSERT_EQ(Get("SELECT status FROM trials WHERE id = ?", plain), "ok") << last_output_;
+  const auto pre = Run("name: pre\n" + base + "optimizations: {prefetch: {workers: 4}}\n", "pre");
+  ASSERT_EQ(Get("SELECT status FROM trials WHERE id = ?", pre), "ok") << last_output_;
+  const double wait_plain = std::stod(Get("SELECT avg(data_ms) FROM steps WHERE trial_id = ? AND phase = 'measure'", plain));
+  const double wait_pre = std::stod(Get("SELECT avg(data_ms) FROM steps WHERE trial_id = ? AND phase = 'measure'", pre));
+  EXPECT_GT(wait_plain, 15.0);             // every step waited for its batch to be made
+  EXPECT_LT(wait_pre, 0.5 * wait_plain);   // four workers made them ahead
+  EXPECT_FALSE(std::isnan(Metric(pre, "prefetch.wait_ms_mean")));
+}
+
+TEST_F(Resources, CudaGraphsCaptureOnceAndReplayEveryStep) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto id = Run(
+      "name: graphs\ndevice: cuda\nmodel: {name: mlp, hidden: [512, 512]}\n"
+      "data: {source: synthetic, shape: [512], num_classes: 10, batch_size: 64}\n"
+      "train: {warmup_steps: 5, steps: 30, eval: false, optimizer: {name: sgd, lr: 0.05}}\n"
+      "optimizations: {cuda_graphs: {warmup: 3}}\n");
+  ASSERT_EQ(Get("SELECT status FROM trials WHERE id = ?", id), "ok") << last_output_;
+  EXPECT_EQ(Metric(id, "cuda_graphs.captures"), 1);
+  EXPECT_EQ(Metric(id, "cuda_graphs.eager_steps"), 3);
+  EXPECT_EQ(Metric(id, "cuda_graphs.replays"), 32);  // every other step, the capturing one included
+  // Replays train: the loss moves step to step and ends lower than it started.
+  const double first = std::stod(Get("SELECT loss FROM steps WHERE trial_id = ? AND phase = 'warmup' AND step = 4", id));
+  const double last = std::stod(Get("SELECT loss FROM steps WHERE trial_id = ? AND phase = 'measure' AND step = 29", id));
+  EXPECT_LT(last, first);
+  EXPECT_GT(std::stoi(Get("SELECT count(DISTINCT loss) FROM steps WHERE trial_id = ?", id)), 25);
+}
+
+}  // namespace
