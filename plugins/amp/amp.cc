@@ -38,7 +38,8 @@ class GradScaler {
       for (auto& p : g.params())
         if (p.grad().defined()) grads.push_back(p.grad());
     found_inf_.zero_();
-    auto inv = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
+    // The reciprocal in double, as PyTorch's GradScaler, except on MPS, which has no float64.
+    auto inv = scale_.is_mps() ? scale_.reciprocal() : scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
     if (device_.is_cuda()) {
       at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv);
     } else {

@@ -104,6 +104,14 @@ TEST(AutoBatch, GuardsHostProbesWithALimitAndLiftsItAfter) {
   EXPECT_EQ(rig.trial.host_limit, 0);   // and training does not
 }
 
+TEST(AutoBatch, RefusesMpsWithoutAMemoryLimit) {
+  auto t = testing::LoadTechnique("auto_batch");
+  const c10::Device mps(c10::DeviceType::MPS);
+  EXPECT_FALSE(t->check({{"optimizations", {{"auto_batch", nlohmann::json::object()}}}}, mps).ok);
+  EXPECT_TRUE(t->check({{"optimizations", {{"memory", {{"fraction", 1.0}}}}}}, mps).ok);
+  EXPECT_TRUE(t->check(nlohmann::json::object(), torch::kCPU).ok);
+}
+
 TEST(Memory, RefusesCacheReleaseWhereThereIsNoCache) {
   auto t = testing::LoadTechnique("memory", {{"release_every", "epoch"}});
   auto verdict = t->check({{"precision", "fp32"}}, torch::kCPU);

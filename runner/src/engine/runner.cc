@@ -204,6 +204,12 @@ int RunExperiment(const RunOptions& options) {
   const spec::Plan& plan = *loaded;
   const std::string db = options.db.value_or(exp.config.value("results", "results/runx.db"));
   const std::string name = exp.config.at("name").get<std::string>();
+  // Trials' files (exported models) go beside the results store unless RUNX_ARTIFACT_DIR says
+  // otherwise; the children inherit the variable.
+  if (!std::getenv("RUNX_ARTIFACT_DIR")) {
+    const auto parent = std::filesystem::path(db).parent_path();
+    setenv("RUNX_ARTIFACT_DIR", (parent.empty() ? std::filesystem::path("artifacts") : parent / "artifacts").c_str(), 1);
+  }
   try {
     auto store = store::Store::Open(db);
     const auto host = HostEnvironment();
