@@ -23,12 +23,7 @@ int64_t PeakAllocatedBytes(int index) {
   return c10::cuda::CUDACachingAllocator::getDeviceStats(index).allocated_bytes[0].peak;
 }
 
-int64_t ReservedBytes(int index) {
-  return c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].current;
-}
-
 void ResetPeak(int index) { c10::cuda::CUDACachingAllocator::resetPeakStats(index); }
-void EmptyCache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
 std::string CudaRuntimeVersion() {
   int v = 0;

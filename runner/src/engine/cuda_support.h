@@ -9,9 +9,7 @@ namespace runx::engine::cuda {
 std::string DeviceName(int index);
 std::string DeviceSummary(int index);  ///< name, memory, compute capability
 int64_t PeakAllocatedBytes(int index);
-int64_t ReservedBytes(int index);
 void ResetPeak(int index);
-void EmptyCache();
 std::string CudaRuntimeVersion();
 
 /// Opaque event pair pool for StepTimer.

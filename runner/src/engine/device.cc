@@ -1,5 +1,6 @@
 #include "engine/device.h"
 #include "engine/host_memory.h"
+#include "runx/device_memory.h"
 
 #include <sys/resource.h>
 
@@ -117,20 +118,9 @@ void ResetPeakMemory(const c10::Device& device) {
   if (device.is_cpu() && host_memory::Installed()) host_memory::ResetPeak();
 }
 
-void ReleaseCache(const c10::Device& device) {
-#ifdef RUNX_WITH_CUDA
-  if (device.is_cuda()) cuda::EmptyCache();
-#endif
-  if (device.is_mps()) compat::MpsEmptyCache();
-}
+void ReleaseCache(const c10::Device& device) { device_memory::ReleaseCache(device); }
 
-int64_t ReservedMemoryBytes(const c10::Device& device) {
-#ifdef RUNX_WITH_CUDA
-  if (device.is_cuda()) return cuda::ReservedBytes(device.index());
-#endif
-  (void)device;
-  return -1;
-}
+int64_t ReservedMemoryBytes(const c10::Device& device) { return device_memory::ReservedBytes(device); }
 
 struct StepTimer::Impl {
   c10::Device device;
