@@ -14,58 +14,15 @@ namespace {
 
 constexpr int64_t kBatchesPerEpoch = 100;
 
-/// `placement: device`: one fixed random batch generated on the device and served every step:
-/// measures the model, not the input pipeline (like the peer benchmark's static tensors).
-class Synthetic : public DataSource {
+/// What both placements share: the shape, the classes, the batch size and the seed, and that the
+/// data is regenerated when the batch size changes.
+class SyntheticBase : public DataSource {
  public:
-  Synthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
+  SyntheticBase(const nlohmann::json& d, uint64_t seed)
       : shape_(d.at("shape").get<std::vector<int64_t>>()),
         classes_(d.at("num_classes").get<int64_t>()),
         batch_(BatchSize(d)),
-        device_(device),
-        seed_(seed) {
-    Generate();
-  }
-  void set_batch_size(int64_t n) override {
-    batch_ = n;
-    Generate();
-  }
-  std::vector<int64_t> sample_shape() const override { return shape_; }
-  int64_t num_classes() const override { return classes_; }
-  int64_t batch_size() const override { return batch_; }
-  int64_t batches_per_epoch() const override { return kBatchesPerEpoch; }
-  Batch Next() override { return batch_data_; }
-  std::optional<Batch> EvalSet() const override { return std::nullopt; }
-
- private:
-  void Generate() {
-    torch::manual_seed(seed_);
-    std::vector<int64_t> full{batch_};
-    full.insert(full.end(), shape_.begin(), shape_.end());
-    batch_data_.input = torch::randn(full, torch::TensorOptions().device(device_));
-    batch_data_.target = torch::randint(classes_, {batch_}, torch::TensorOptions().device(device_).dtype(torch::kLong));
-  }
-  std::vector<int64_t> shape_;
-  int64_t classes_, batch_;
-  c10::Device device_;
-  uint64_t seed_;
-  Batch batch_data_;
-};
-
-/// `placement: host`: a fresh CPU batch per Get(index), the same for the same index: a copy of a
-/// pool of random values drawn once (at an offset derived from the index), random labels from a
-/// generator seeded by (seed, index), then `produce_ms` of sleep standing in for the decoding and
-/// augmentation of a real input pipeline.
-class SyntheticHost : public DataSource {
- public:
-  SyntheticHost(const nlohmann::json& d, uint64_t seed)
-      : shape_(d.at("shape").get<std::vector<int64_t>>()),
-        classes_(d.at("num_classes").get<int64_t>()),
-        batch_(BatchSize(d)),
-        produce_(std::chrono::duration<double, std::milli>(d.value("produce_ms", 0.0))),
-        seed_(seed) {
-    Generate();
-  }
+        seed_(seed) {}
   void set_batch_size(int64_t n) override {
     if (n < 1) throw DataError(fmt::format("synthetic: batch size must be positive, not {}", n));
     batch_ = n;
@@ -75,13 +32,56 @@ class SyntheticHost : public DataSource {
   int64_t num_classes() const override { return classes_; }
   int64_t batch_size() const override { return batch_; }
   int64_t batches_per_epoch() const override { return kBatchesPerEpoch; }
+  std::optional<Batch> EvalSet() const override { return std::nullopt; }
+
+ protected:
+  /// Makes the random data for the current batch size.
+  virtual void Generate() = 0;
+  /// [batch, *shape]
+  std::vector<int64_t> BatchShape() const {
+    std::vector<int64_t> full{batch_};
+    full.insert(full.end(), shape_.begin(), shape_.end());
+    return full;
+  }
+  std::vector<int64_t> shape_;
+  int64_t classes_, batch_;
+  uint64_t seed_;
+};
+
+/// `placement: device`: one fixed random batch generated on the device and served every step:
+/// measures the model, not the input pipeline (like the peer benchmark's static tensors).
+class Synthetic : public SyntheticBase {
+ public:
+  Synthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed) : SyntheticBase(d, seed), device_(device) {
+    Generate();
+  }
+  Batch Next() override { return batch_data_; }
+
+ private:
+  void Generate() override {
+    torch::manual_seed(seed_);
+    batch_data_.input = torch::randn(BatchShape(), torch::TensorOptions().device(device_));
+    batch_data_.target = torch::randint(classes_, {batch_}, torch::TensorOptions().device(device_).dtype(torch::kLong));
+  }
+  c10::Device device_;
+  Batch batch_data_;
+};
+
+/// `placement: host`: a fresh CPU batch per Get(index), the same for the same index: a copy of a
+/// pool of random values drawn once (at an offset derived from the index), random labels from a
+/// generator seeded by (seed, index), then `produce_ms` of sleep standing in for the decoding and
+/// augmentation of a real input pipeline.
+class SyntheticHost : public SyntheticBase {
+ public:
+  SyntheticHost(const nlohmann::json& d, uint64_t seed)
+      : SyntheticBase(d, seed), produce_(std::chrono::duration<double, std::milli>(d.value("produce_ms", 0.0))) {
+    Generate();
+  }
   bool on_host() const override { return true; }
   Batch Get(int64_t index) const override {
     const auto start = std::chrono::steady_clock::now();
     auto gen = at::detail::createCPUGenerator(EpochSeed(seed_, index));
-    std::vector<int64_t> full{batch_};
-    full.insert(full.end(), shape_.begin(), shape_.end());
-    auto input = torch::empty(full, torch::kFloat);
+    auto input = torch::empty(BatchShape(), torch::kFloat);
     const int64_t n = pool_.numel();
     const int64_t offset = static_cast<int64_t>(EpochSeed(seed_ + 1, index) % static_cast<uint64_t>(n));
     const float* src = pool_.data_ptr<float>();
@@ -92,19 +92,13 @@ class SyntheticHost : public DataSource {
     if (produce_.count() > 0) std::this_thread::sleep_until(start + produce_);
     return {input, target};
   }
-  std::optional<Batch> EvalSet() const override { return std::nullopt; }
 
  private:
-  void Generate() {
+  void Generate() override {
     auto gen = at::detail::createCPUGenerator(seed_);
-    std::vector<int64_t> full{batch_};
-    full.insert(full.end(), shape_.begin(), shape_.end());
-    pool_ = torch::randn(full, gen, torch::kFloat);
+    pool_ = torch::randn(BatchShape(), gen, torch::kFloat);
   }
-  std::vector<int64_t> shape_;
-  int64_t classes_, batch_;
   std::chrono::duration<double, std::milli> produce_;
-  uint64_t seed_;
   torch::Tensor pool_;
 };
 
