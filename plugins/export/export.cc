@@ -2,10 +2,12 @@
 //   weights.pt        the parameters and buffers of the nn::Module (torch::serialize archive, CPU,
 //                     contiguous): load into a freshly built model of the same config with
 //                     torch::serialize::InputArchive + Module::load. Any model.
-//   model.frozen.pt   torchscript models only: the original TorchScript file re-loaded, the trained
-//                     weights copied in by name, eval(), torch::jit::freeze and (optimize: true)
-//                     torch::jit::optimize_for_inference. Load with torch::jit::load or, in Python,
-//                     torch.jit.load (the input of coremltools, which is Python-only).
+//   model.frozen.pt   torchscript models only: the original TorchScript file re-loaded onto the
+//                     trial's device, the trained weights copied in by name, eval(),
+//                     torch::jit::freeze and (optimize: true) torch::jit::optimize_for_inference,
+//                     which specializes the graph for that device (e.g. oneDNN ops on the CPU): its
+//                     constants are on that device (recorded as export.device). Load with
+//                     torch::jit::load / torch.jit.load(map_location=...) (coremltools' input).
 // The frozen module is checked against the trained model on a fixed input; the largest difference
 // is recorded as export_max_abs_diff.
 #include <sys/stat.h>
@@ -126,7 +128,9 @@ class Export : public runx::Technique {
  private:
   void ExportFrozen(runx::TrialContext& trial, const std::string& out) {
     const std::string source = trial.config().at("model").at("path").get<std::string>();
-    torch::jit::Module module = torch::jit::load(source, torch::kCPU);
+    // Frozen and optimized where the trial ran: optimize_for_inference's rewrites are device-specific.
+    const c10::Device device = trial.device();
+    torch::jit::Module module = torch::jit::load(source, device);
 
     // The runner's wrapper registers the jit module's tensors under the jit names (models/
     // torchscript.cc), so the trained weights map back one to one.
@@ -147,7 +151,7 @@ class Export : public runx::Technique {
         if (it->second.sizes() != target.sizes())
           throw std::runtime_error("'" + name + "' of " + source + " has shape " + ShapeText(target.sizes()) +
                                    ", the trained tensor " + ShapeText(it->second.sizes()));
-        target.copy_(it->second.detach().to(torch::kCPU));
+        target.copy_(it->second.detach());
         done.insert(target.unsafeGetTensorImpl());
         ++copied;
       };
@@ -163,6 +167,7 @@ class Export : public runx::Technique {
     if (optimize_) frozen = torch::jit::optimize_for_inference(frozen);
     frozen.save(out);
     trial.record("export.torchscript", out);
+    trial.record("export.device", device.str());
     trial.metric("export_torchscript_bytes", FileBytes(out), "bytes");
 
     // The frozen module must compute what the trained model computes (in eval mode).
@@ -179,7 +184,7 @@ class Export : public runx::Technique {
       model.eval();
       want = trial.forward(input.to(trial.device())).to(torch::kCPU, torch::kFloat);
       model.train(was_training);
-      const auto got = frozen.forward({input}).toTensor().to(torch::kFloat);
+      const auto got = frozen.forward({input.to(device)}).toTensor().to(torch::kCPU, torch::kFloat);
       const double diff = (got - want).abs().max().item<double>();
       trial.metric("export_max_abs_diff", diff);
       const double scale = std::max(1.0, want.abs().max().item<double>());
@@ -195,5 +200,5 @@ class Export : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(export, "1.0.0", "saves the trained model: weights (any model), frozen TorchScript (torchscript models)",
+RUNX_PLUGIN(export, "1.1.0", "saves the trained model: weights (any model), frozen TorchScript (torchscript models)",
             Export)

@@ -83,7 +83,7 @@ int64_t ImageChannels(const std::string& name, const std::vector<int64_t>& shape
 }  // namespace
 
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                  int64_t num_classes) {
+                                  int64_t num_classes, c10::Device device) {
   const std::string name = model.at("name").get<std::string>();
   if (model.contains("num_classes")) num_classes = model.at("num_classes").get<int64_t>();
   const double dropout = model.value("dropout", 0.0);
@@ -97,7 +97,7 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector
                                  num_classes, dropout);
   if (name == "resnet18") return MakeResNet(18, ImageChannels(name, sample_shape), num_classes);
   if (name == "resnet50") return MakeResNet(50, ImageChannels(name, sample_shape), num_classes);
-  if (name == "torchscript") return LoadTorchScript(model, sample_shape, num_classes);
+  if (name == "torchscript") return LoadTorchScript(model, sample_shape, num_classes, device);
   throw std::invalid_argument("unknown model '" + name + "'");
 }
 

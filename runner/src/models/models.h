@@ -20,15 +20,18 @@ class Model : public torch::nn::Module {
 
 /// Builds the model named in `model` (the DSL's `model:` mapping) for samples of `sample_shape`.
 /// Throws std::invalid_argument for a model that cannot take such samples (e.g. cnn on 1-D data).
+/// Built-in models are made on the CPU (move them with .to); a TorchScript file is loaded onto
+/// `device` directly.
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                  int64_t num_classes);
+                                  int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
-/// model: {name: torchscript, path: FILE}: loads FILE with torch::jit::load (on the CPU) and wraps it.
+/// model: {name: torchscript, path: FILE}: loads FILE with torch::jit::load onto `device` (every
+/// tensor, including the constants a frozen module has instead of parameters) and wraps it.
 /// The wrapper's parameters and buffers are the jit module's own tensors under the same dotted
 /// names, so training (and .to(device)) changes the jit module. Throws std::invalid_argument naming
 /// the file when it cannot be loaded or does not map [batch, *sample_shape] to [batch, num_classes].
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                       int64_t num_classes);
+                                       int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 std::shared_ptr<Model> MakeResNet(int depth, int64_t in_channels, int64_t num_classes);
 

@@ -100,7 +100,7 @@ class TorchScriptModel : public Model {
 }  // namespace
 
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                       int64_t num_classes) {
+                                       int64_t num_classes, c10::Device device) {
   if (!model.contains("path") || !model.at("path").is_string())
     throw std::invalid_argument("model 'torchscript' needs 'path', the file saved by torch.jit.save");
   const std::string path = model.at("path").get<std::string>();
@@ -116,7 +116,8 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
   }
   torch::jit::Module module;
   try {
-    module = torch::jit::load(path, torch::kCPU);
+    // Onto the trial's device: a frozen module's weights are constants, which Module::to cannot move.
+    module = torch::jit::load(path, device);
   } catch (const c10::Error& e) {
     throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + FirstLine(e.what_without_backtrace()));
   }
@@ -132,7 +133,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
     torch::NoGradGuard no_grad;
     wrapper->eval();
     try {
-      out = wrapper->forward(torch::zeros(in_shape));
+      out = wrapper->forward(torch::zeros(in_shape, torch::TensorOptions().device(device)));
     } catch (const std::invalid_argument&) {
       wrapper->train();
       throw;
