@@ -39,7 +39,7 @@ class AutoBatch : public runx::Technique {
     max_ = params.value("max", int64_t{65536});
     multiple_ = params.value("multiple_of", int64_t{8});
     probe_steps_ = params.value("probe_steps", 2);
-    headroom_ = params.value("headroom", 1.0);
+    headroom_ = params.value("headroom", 0.9);
     host_fraction_ = params.value("host_limit_fraction", 0.8);
     if (start_ > max_) throw std::invalid_argument(fmt::format("start ({}) is above max ({})", start_, max_));
   }
@@ -135,10 +135,10 @@ class AutoBatch : public runx::Technique {
   std::string objective_;
   int64_t start_ = 1, max_ = 65536, multiple_ = 8;
   int probe_steps_ = 2;
-  double headroom_ = 1.0, host_fraction_ = 0.8;
+  double headroom_ = 0.9, host_fraction_ = 0.8;
   std::vector<runx::ProbeResult> probes_;
 };
 
 }  // namespace
 
-RUNX_PLUGIN(auto_batch, "1.0.0", "find the largest batch that fits, or the fastest per sample", AutoBatch)
+RUNX_PLUGIN(auto_batch, "1.1.0", "find the largest batch that fits, or the fastest per sample", AutoBatch)

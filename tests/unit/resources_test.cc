@@ -44,7 +44,7 @@ TEST(AutoBatch, FindsTheExactLimitByDoublingThenBisecting) {
   Rig rig;
   std::vector<int64_t> asked;
   rig.trial.probe_fn = Limit(37, &asked);
-  auto t = testing::LoadTechnique("auto_batch", {{"multiple_of", 1}});
+  auto t = testing::LoadTechnique("auto_batch", {{"multiple_of", 1}, {"headroom", 1.0}});
   t->on_train_begin(rig.trial);
   EXPECT_EQ(rig.trial.batch, 37);
   EXPECT_EQ(Metric(rig.trial, "auto_batch.chosen"), 37);
@@ -60,8 +60,11 @@ TEST(AutoBatch, RoundsToMultipleAndAppliesHeadroom) {
   Rig rig;
   std::vector<int64_t> asked;
   rig.trial.probe_fn = Limit(1000, &asked);
-  testing::LoadTechnique("auto_batch", {{"multiple_of", 8}})->on_train_begin(rig.trial);
+  testing::LoadTechnique("auto_batch", {{"multiple_of", 8}, {"headroom", 1.0}})->on_train_begin(rig.trial);
   EXPECT_EQ(rig.trial.batch, 1000);  // 1000 is a multiple of 8
+  asked.clear();
+  testing::LoadTechnique("auto_batch", {{"multiple_of", 8}})->on_train_begin(rig.trial);
+  EXPECT_EQ(rig.trial.batch, 896);   // the default headroom: 0.9 x 1000 = 900, rounded down to 8
   asked.clear();
   rig.trial.probe_fn = Limit(1003, &asked);
   testing::LoadTechnique("auto_batch", {{"multiple_of", 8}, {"headroom", 0.5}})->on_train_begin(rig.trial);
