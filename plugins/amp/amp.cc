@@ -87,6 +87,10 @@ class Amp : public runx::Technique {
     std::string why;
     if (!runx::compat::AutocastSupported(device.type(), ParseDtype(dtype), &why))
       return runx::CheckResult::Incompatible(dtype + " on " + device.str() + ": " + why);
+    const auto ls = params_.value("loss_scale", nlohmann::json("auto"));
+    if (runx::IsInference(config) && ls != "auto")
+      return runx::CheckResult::Incompatible(
+          "loss scaling protects training gradients; task 'infer' has none: remove 'loss_scale' (autocast alone applies)");
     return runx::CheckResult::Ok();
   }
 
@@ -95,7 +99,8 @@ class Amp : public runx::Technique {
     dtype_ = ParseDtype(dtype);
     // fp16 needs loss scaling (its exponent range underflows small gradients); bf16 has fp32's range.
     const auto ls = params_.value("loss_scale", nlohmann::json("auto"));
-    const bool want = ls.is_string() ? (ls == "dynamic" || (ls == "auto" && dtype == "fp16")) : true;
+    const bool want = !runx::IsInference(trial.config()) &&
+                      (ls.is_string() ? (ls == "dynamic" || (ls == "auto" && dtype == "fp16")) : true);
     if (want) {
       const bool dynamic = !ls.is_number();
       scaler_.emplace(ls.is_number() ? ls.get<double>() : params_.value("init_scale", 65536.0),
@@ -160,4 +165,4 @@ class Amp : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(amp, "1.0.0", "mixed precision: autocast to fp16/bf16, dynamic loss scaling for fp16", Amp)
+RUNX_PLUGIN(amp, "1.1.0", "mixed precision: autocast to fp16/bf16, dynamic loss scaling for fp16", Amp)

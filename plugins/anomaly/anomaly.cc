@@ -73,6 +73,9 @@ class Anomaly : public runx::Technique {
 
   runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
     (void)device;
+    if (runx::IsInference(config))
+      return runx::CheckResult::Incompatible(
+          "anomaly checks the loss and the gradients of training steps; task 'infer' has neither");
     const auto opt = config.value("optimizations", nlohmann::json::object());
     if (opt.is_object() && opt.contains("cuda_graphs"))
       return runx::CheckResult::Incompatible(
@@ -239,5 +242,5 @@ class Anomaly : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(anomaly, "1.0.0", "NaN/Inf detection in loss, gradients and logits: warn, skip the step or abort",
+RUNX_PLUGIN(anomaly, "1.1.0", "NaN/Inf detection in loss, gradients and logits: warn, skip the step or abort",
             Anomaly)

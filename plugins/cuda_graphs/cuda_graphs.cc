@@ -3,6 +3,7 @@
 // CUDA graph with static input tensors; every later step copies the batch into them and replays
 // the graph: one launch instead of one per kernel, which is what a launch-bound model (small
 // layers, small batches) spends its time on. A new input shape re-captures (auto_batch probes).
+// For `task: infer` the captured step is the forward pass alone (same warm-up, same replay).
 // See docs/techniques.md#cuda_graphs.
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@ class CudaGraphs : public runx::Technique {
     if (!device.is_cuda())
       return runx::CheckResult::Incompatible(fmt::format(
           "CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)", device.str()));
+    if (runx::IsInference(config)) return runx::CheckResult::Ok();  // a forward pass: no optimizer, no scaler
     const auto train = config.value("train", nlohmann::json::object());
     const auto opt = train.value("optimizer", nlohmann::json::object());
     if (opt.value("name", "sgd") != "sgd")
@@ -64,6 +66,7 @@ class CudaGraphs : public runx::Technique {
     state->inner = std::move(step);
     state->warmup = warmup_;
     state->device = trial.device();
+    state->train = !runx::IsInference(trial.config());
     state_ = state;
     runx::Step out;
     out.forward = [state](runx::Batch& b) { return state->Run(b); };
@@ -84,6 +87,7 @@ class CudaGraphs : public runx::Technique {
     runx::Step inner;
     int warmup = 3;
     c10::Device device{c10::DeviceType::CUDA, 0};
+    bool train = true;  ///< false: the step is a forward pass (task: infer), its result the output
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     torch::Tensor input, target, loss;
     int since_shape = 0;
@@ -106,8 +110,10 @@ class CudaGraphs : public runx::Technique {
           c10::cuda::CUDAStreamGuard guard(side);
           if (since_shape < warmup) {
             loss_out = inner.forward(b);
-            inner.backward(loss_out);
-            inner.update();
+            if (train) {
+              inner.backward(loss_out);
+              inner.update();
+            }
             ++since_shape;
             ++eager;
           } else {
@@ -123,7 +129,7 @@ class CudaGraphs : public runx::Technique {
       target.copy_(b.target, /*non_blocking=*/true);
       graph->replay();
       ++replays;
-      return loss.clone();  // the graph overwrites `loss` at the next replay
+      return loss.clone();  // the graph overwrites `loss` (infer: the output) at the next replay
     }
 
     void Capture(runx::Batch& b) {
@@ -134,8 +140,10 @@ class CudaGraphs : public runx::Technique {
       try {
         runx::Batch statics{input, target};
         loss = inner.forward(statics);
-        inner.backward(loss);
-        inner.update();
+        if (train) {
+          inner.backward(loss);
+          inner.update();
+        }
       } catch (...) {
         try {
           graph->capture_end();
@@ -155,4 +163,4 @@ class CudaGraphs : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(cuda_graphs, "1.0.0", "capture the whole training step as a CUDA graph and replay it", CudaGraphs)
+RUNX_PLUGIN(cuda_graphs, "1.1.0", "capture the whole training step (or inference pass) as a CUDA graph and replay it", CudaGraphs)

@@ -37,6 +37,8 @@ class FusedOptimizer : public runx::Technique {
   void configure(const nlohmann::json& p) override { kernel_param_ = p.value("kernel", std::string("auto")); }
 
   runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
+    if (runx::IsInference(config))
+      return runx::CheckResult::Incompatible("fused_optimizer replaces the optimizer's update; task 'infer' has none");
     const std::string name = OptimizerName(config);
     if (name != "sgd" && name != "adamw")
       return runx::CheckResult::Incompatible("optimizer '" + name + "': only sgd and adamw have foreach/fused updates");
@@ -214,5 +216,5 @@ class FusedOptimizer : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(fused_optimizer, "1.0.0", "SGD/AdamW updates with multi-tensor (foreach) or fused kernels",
+RUNX_PLUGIN(fused_optimizer, "1.1.0", "SGD/AdamW updates with multi-tensor (foreach) or fused kernels",
             FusedOptimizer)

@@ -7,46 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 
-#include "../remove_tree.h"
-#include "run_util.h"
+#include "store_fixture.h"
 
 namespace {
-namespace fs = std::filesystem;
-using runx::testing::Runx;
 
-class Resources : public ::testing::Test {
+class Resources : public runx::testing::StoreFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("runx_resources_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    runx::testing::RemoveTree(dir_.string());
-    fs::create_directories(dir_);
-    db_ = (dir_ / "runx.db").string();
-  }
-  /// Runs `yaml` and returns the id of its (only) trial.
-  int64_t Run(const std::string& yaml, const std::string& name = "exp") {
-    const auto p = dir_ / (name + ".yaml");
-    std::ofstream(p) << yaml;
-    const auto r = Runx(p.string() + " --db " + db_ + " --force -q");
-    last_output_ = r.out;
-    SQLite::Database db(db_);
-    return db.execAndGet("SELECT max(id) FROM trials").getInt64();
-  }
-  std::string Get(const std::string& sql, int64_t trial) {
-    SQLite::Database db(db_);
-    SQLite::Statement q(db, sql);
-    q.bind(1, trial);
-    return q.executeStep() ? q.getColumn(0).getString() : "";
-  }
-  double Metric(int64_t trial, const std::string& name) {
-    const auto v = Get("SELECT value FROM metrics WHERE trial_id = ? AND step IS NULL AND name = '" + name + "'", trial);
-    return v.empty() ? std::nan("") : std::stod(v);
-  }
-  std::string Env(int64_t trial, const std::string& key) {
-    return Get("SELECT value FROM environment WHERE trial_id = ? AND key = '" + key + "'", trial);
-  }
-  fs::path dir_;
-  std::string db_, last_output_;
+  Resources() : StoreFixture("runx_resources") {}
 };
 
 const char* kMlp =
@@ -59,7 +26,7 @@ TEST_F(Resources, AutoBatchFindsTheLargestBatchUnderAHostLimit) {
   const auto id = Run(std::string("name: auto\n") + kMlp +
                       "data: {source: synthetic, shape: [1024], num_classes: 10, batch_size: auto}\n"
                       "optimizations:\n  memory: {limit_bytes: " + std::to_string(limit) + "}\n"
-                      "  auto_batch: {multiple_of: 1, probe_steps: 1}\n");
+                      "  auto_batch: {multiple_of: 1, probe_steps: 1, headroom: 1.0}\n");
   ASSERT_EQ(Get("SELECT status FROM trials WHERE id = ?", id), "ok") << last_output_ << Get("SELECT error FROM trials WHERE id = ?", id);
   const auto chosen = static_cast<int64_t>(Metric(id, "auto_batch.chosen"));
   EXPECT_GT(chosen, 32);
@@ -120,6 +87,20 @@ TEST_F(Resources, CudaGraphsCaptureOnceAndReplayEveryStep) {
   const double last = std::stod(Get("SELECT loss FROM steps WHERE trial_id = ? AND phase = 'measure' AND step = 29", id));
   EXPECT_LT(last, first);
   EXPECT_GT(std::stoi(Get("SELECT count(DISTINCT loss) FROM steps WHERE trial_id = ?", id)), 25);
+}
+
+TEST_F(Resources, CudaGraphsReplayTheInferencePass) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto id = Run(
+      "name: graphs_infer\ndevice: cuda\ntask: infer\nmodel: {name: mlp, hidden: [512, 512]}\n"
+      "data: {source: synthetic, shape: [512], num_classes: 10, batch_size: 1}\n"
+      "infer: {warmup_steps: 5, steps: 30, eval: false}\n"
+      "optimizations: {cuda_graphs: {warmup: 3}}\n");
+  ASSERT_EQ(Status(id), "ok") << last_output_ << Error(id);
+  EXPECT_EQ(Metric(id, "cuda_graphs.captures"), 1);
+  EXPECT_EQ(Metric(id, "cuda_graphs.eager_steps"), 3);
+  EXPECT_EQ(Metric(id, "cuda_graphs.replays"), 32);
+  EXPECT_EQ(Get("SELECT count(*) FROM steps WHERE trial_id = ? AND loss IS NOT NULL", id), "0");
 }
 
 }  // namespace

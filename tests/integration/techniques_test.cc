@@ -142,7 +142,7 @@ TEST_F(Techniques, FusedOptimizerTrainsLikeTheBuiltInOptimizer) {
   const int builtin = db.execAndGet("SELECT id FROM trials WHERE label = 'baseline'").getInt();
   const int on = db.execAndGet("SELECT id FROM trials WHERE label = 'fused_optimizer'").getInt();
   EXPECT_EQ(Trial(on, "status"), "ok");
-  EXPECT_EQ(Env(on, "plugin.fused_optimizer"), "1.0.0");
+  EXPECT_EQ(Env(on, "plugin.fused_optimizer"), "1.1.0");
   const std::string kernel = Env(on, "fused_optimizer.kernel");
   EXPECT_TRUE(kernel == "foreach" || kernel == "fused") << kernel;
   EXPECT_EQ(Env(on, "fused_optimizer.optimizer"), "adamw");

@@ -94,5 +94,22 @@ TEST(Amp, CheckFollowsWhatThisLibTorchCanAutocast) {
   EXPECT_EQ(conflict.reason, "precision 'fp16' conflicts with amp dtype 'bf16'");
 }
 
+TEST(Amp, InferenceAutocastsWithoutLossScaling) {
+  const nlohmann::json infer = {{"precision", "fp32"}, {"task", "infer"}};
+  auto asked = testing::LoadTechnique("amp", {{"dtype", "bf16"}, {"loss_scale", "dynamic"}})->check(infer, torch::kCPU);
+  EXPECT_FALSE(asked.ok);
+  EXPECT_NE(asked.reason.find("task 'infer' has none"), std::string::npos) << asked.reason;
+  EXPECT_TRUE(testing::LoadTechnique("amp", {{"dtype", "bf16"}})->check(infer, torch::kCPU).ok);
+  // A scale that training would apply (a fixed 8) is not applied to an inference pass: the step
+  // keeps its own backward, and no scale is recorded; the forward pass is still autocast.
+  Rig rig(nlohmann::json{{"dtype", "bf16"}, {"loss_scale", 8.0}}, 1.0, infer);
+  rig.Run();
+  EXPECT_EQ(rig.seen_dtype, c10::kBFloat16);
+  EXPECT_TRUE(std::isnan(rig.trial.Last("loss_scale")));
+  Rig train(nlohmann::json{{"dtype", "bf16"}, {"loss_scale", 8.0}});
+  train.amp->on_finish(train.trial);
+  EXPECT_EQ(train.trial.Last("loss_scale_final"), 8.0);  // the same parameters do scale in training
+}
+
 }  // namespace
 }  // namespace runx

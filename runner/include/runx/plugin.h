@@ -21,7 +21,7 @@
 
 namespace runx {
 
-constexpr int kPluginApiVersion = 2;
+constexpr int kPluginApiVersion = 3;
 
 /// One batch of training data, already on the trial's device.
 struct Batch {
@@ -29,12 +29,15 @@ struct Batch {
   torch::Tensor target;
 };
 
-/// The training step, split where techniques need to intervene. The runner composes
+/// The step, split where techniques need to intervene. The runner composes
 /// forward -> backward(loss) -> update() for every step. Techniques replace parts in wrap_step:
 /// autocast wraps `forward`, loss scaling replaces `backward` and `update`, graph capture replaces
 /// the whole sequence (and then sets `backward`/`update` to no-ops).
+/// For `task: infer` (IsInference) the runner's step is the forward pass alone, under
+/// c10::InferenceMode: `forward` returns the model's output (logits), `backward` and `update` do
+/// nothing, and there is no optimizer.
 struct Step {
-  std::function<torch::Tensor(Batch&)> forward;  ///< returns the scalar loss (not synchronized)
+  std::function<torch::Tensor(Batch&)> forward;  ///< the scalar loss (infer: the output); not synchronized
   std::function<void(torch::Tensor& loss)> backward;
   std::function<void()> update;  ///< optimizer step and zero_grad
 };
@@ -70,6 +73,10 @@ class Loader {
   virtual Batch next() = 0;
 };
 
+/// Whether a trial measures inference (`task: infer`) rather than training. `config` is the
+/// resolved experiment (TrialContext::config, or check's argument).
+inline bool IsInference(const nlohmann::json& config) { return config.value("task", "train") == "infer"; }
+
 /// What a technique can see of and do to the running trial. Implemented by the runner.
 class TrialContext {
  public:
@@ -77,6 +84,7 @@ class TrialContext {
   virtual const nlohmann::json& config() const = 0;  ///< the fully resolved experiment config
   virtual c10::Device device() const = 0;
   virtual torch::nn::Module& model() = 0;
+  /// The training optimizer; throws std::logic_error for `task: infer`, which has none.
   virtual torch::optim::Optimizer& optimizer() = 0;
   virtual bool has_technique(std::string_view name) const = 0;
   /// Records a metric in the results store (`step` < 0: a trial-level metric).
@@ -93,7 +101,7 @@ class TrialContext {
   virtual int64_t batch_size() const = 0;
   /// Sets the training batch size. Only from on_train_begin (before the first batch is drawn).
   virtual void set_batch_size(int64_t n) = 0;
-  /// Runs `steps` timed training steps (the full wrapped step, after one untimed step) on random
+  /// Runs `steps` timed steps (the full wrapped step, after one untimed step; infer: forward passes) on random
   /// data of `batch_size` samples on the trial's device. Out of memory is caught and reported
   /// (fits = false) and the device cache released. The model's weights and the optimizer's state
   /// are restored afterwards, so probing does not train. Only from on_train_begin.
@@ -147,7 +155,8 @@ class Technique {
   }
   virtual void on_setup(TrialContext& trial) { (void)trial; }
   virtual void on_model(torch::nn::Module& model, TrialContext& trial) { (void)model; (void)trial; }
-  /// After the step is wrapped and before the first batch: the place to probe batch sizes.
+  /// After the step is wrapped and before the first batch: the place to probe batch sizes. Called
+  /// for `task: infer` too (before the first measured forward pass).
   virtual void on_train_begin(TrialContext& trial) { (void)trial; }
   /// For host-resident data: return a loader to replace the runner's (prefetch does), or null.
   virtual std::unique_ptr<Loader> make_loader(const HostBatches& batches, TrialContext& trial) {

@@ -6,7 +6,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <new>
+#include <optional>
 
 #include <unistd.h>
 
@@ -66,7 +68,10 @@ class Context : public TrialContext {
   const nlohmann::json& config() const override { return config_; }
   c10::Device device() const override { return device_; }
   torch::nn::Module& model() override { return *model_; }
-  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  torch::optim::Optimizer& optimizer() override {
+    if (!optimizer_) throw std::logic_error("task 'infer' has no optimizer");
+    return *optimizer_;
+  }
   bool has_technique(std::string_view name) const override {
     return std::any_of(active_.begin(), active_.end(), [&](const Active& a) { return a.name == name; });
   }
@@ -109,6 +114,13 @@ class Context : public TrialContext {
 
   int64_t host_memory_limit() const override { return host_memory::Limit(); }
   void set_host_memory_limit(int64_t bytes) override { host_memory::SetLimit(bytes); }
+
+  /// After on_train_begin: no more probes, so the weights they restored from are freed.
+  void EndTrainBegin() {
+    in_train_begin_ = false;
+    snapshot_.clear();
+    snapshot_.shrink_to_fit();
+  }
 
   bool aborted() const { return !abort_status_.empty(); }
   const std::string& abort_status() const { return abort_status_; }
@@ -182,7 +194,7 @@ ProbeResult Context::probe_batch(int64_t n, int steps) {
     auto all = tensors();
     for (size_t i = 0; i < all.size() && i < snapshot_.size(); ++i) all[i].copy_(snapshot_[i]);
     for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
-    optimizer_->state().clear();
+    if (optimizer_) optimizer_->state().clear();
   }
   Synchronize(device_);
   ReleaseCache(device_);
@@ -263,10 +275,14 @@ std::string FirstLine(const std::string& s) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active>& active, TrialContext& ctx) {
+/// Accuracy on the held-out split, `forward` mapping a batch to logits: the model's own forward
+/// pass after training, the wrapped (optimized) step for `task: infer`.
+double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active>& active, TrialContext& ctx,
+                const std::function<torch::Tensor(Batch&)>& forward) {
   auto eval = data.EvalSet();
   if (!eval) return std::nan("");
   torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
   model.eval();
   int64_t correct = 0;
   const int64_t n = eval->input.size(0), chunk = 1000;
@@ -275,10 +291,10 @@ double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active
     const int64_t len = std::min(chunk, n - i);
     Batch b{eval->input.narrow(0, i, len), eval->target.narrow(0, i, len)};
     ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
-    hits += model.forward(b.input).argmax(1).eq(b.target).sum();
+    hits += forward(b).argmax(1).eq(b.target).sum();
   }
   correct = hits.item<int64_t>();
-  model.train();
+  model.train(was_training);
   return static_cast<double>(correct) / static_cast<double>(n);
 }
 
@@ -370,23 +386,34 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     auto data = data::MakeDataSource(config.at("data"), device, seed);
     ctx.data_ = data.get();
     torch::manual_seed(seed);
-    ctx.model_ = models::BuildModel(config.at("model"), data->sample_shape(), data->num_classes());
+    ctx.model_ = models::BuildModel(config.at("model"), data->sample_shape(), data->num_classes(), device);
     ctx.model_->to(device);
     ctx.metric("param_count", static_cast<double>(models::ParameterCount(*ctx.model_)));
     ForEach(active, "on_model", [&](Technique& t) { t.on_model(*ctx.model_, ctx); });
-    ctx.optimizer_ = MakeOptimizer(config, *ctx.model_);
+    const bool infer = IsInference(config);
+    auto* model = ctx.model_.get();
+    Step step;
+    // Inference: no autograd from here on (the measured passes, probes, graph capture, accuracy).
+    std::optional<c10::InferenceMode> inference_mode;
+    if (infer) {
+      model->eval();
+      inference_mode.emplace();
+      step.forward = [model](Batch& b) { return model->forward(b.input); };
+      step.backward = [](torch::Tensor&) {};
+      step.update = [] {};
+    } else {
+      ctx.optimizer_ = MakeOptimizer(config, *ctx.model_);
+      auto* optimizer = ctx.optimizer_.get();
+      step.forward = [model](Batch& b) { return torch::nn::functional::cross_entropy(model->forward(b.input), b.target); };
+      step.backward = [](torch::Tensor& loss) { loss.backward(); };
+      step.update = [optimizer] {
+        optimizer->step();
+        for (auto& group : optimizer->param_groups())
+          for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();  // set_to_none
+      };
+    }
 
     // The step, wrapped by the techniques innermost-first.
-    auto* model = ctx.model_.get();
-    auto* optimizer = ctx.optimizer_.get();
-    Step step;
-    step.forward = [model](Batch& b) { return torch::nn::functional::cross_entropy(model->forward(b.input), b.target); };
-    step.backward = [](torch::Tensor& loss) { loss.backward(); };
-    step.update = [optimizer] {
-      optimizer->step();
-      for (auto& group : optimizer->param_groups())
-        for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();  // set_to_none
-    };
     std::vector<Active*> by_order;
     for (auto& a : active) by_order.push_back(&a);
     std::stable_sort(by_order.begin(), by_order.end(), [](Active* a, Active* b) {
@@ -405,7 +432,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     // Last preparations (auto_batch probes here), then the loader.
     ctx.in_train_begin_ = true;
     ForEach(active, "on_train_begin", [&](Technique& t) { t.on_train_begin(ctx); });
-    ctx.in_train_begin_ = false;
+    ctx.EndTrainBegin();
     if (ctx.aborted()) throw TrialAborted();
     std::unique_ptr<HostView> host_view;
     std::unique_ptr<Loader> loader;
@@ -421,20 +448,21 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
 
     // Steps: warm-up (recorded, flagged) then measured.
     const auto& train = config.value("train", nlohmann::json::object());
-    const int64_t warmup = train.value("warmup_steps", 5);
-    int64_t measured = train.value("steps", 50);
-    if (train.contains("epochs"))
+    const auto& measure = infer ? config.value("infer", nlohmann::json::object()) : train;
+    const int64_t warmup = measure.value("warmup_steps", infer ? 10 : 5);
+    int64_t measured = measure.value("steps", infer ? 100 : 50);
+    if (!infer && train.contains("epochs"))
       measured = std::max<int64_t>(1, std::llround(train["epochs"].get<double>() * data->batches_per_epoch()));
     const int64_t total = warmup + measured, per_epoch = data->batches_per_epoch();
     const int64_t batch = data->batch_size();
     ctx.metric("batch_size", static_cast<double>(batch));
 
     StepTimer timer(device);
-    std::vector<double> data_ms;
+    std::vector<double> data_ms, latency_ms;  // latency: inference, each pass synchronized
     std::vector<torch::Tensor> losses;
     data_ms.reserve(total);
     losses.reserve(total);
-    model->train();
+    if (!infer) model->train();
     const bool host_sync_ok = device.is_cpu();
     int64_t done = total;
     for (int64_t i = 0; i < total; ++i) {
@@ -447,11 +475,18 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       Batch b = loader->next();
       ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
       data_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      torch::Tensor loss = step.forward(b);
-      step.backward(loss);
-      step.update();
-      losses.push_back(loss.detach());
-      StepStats st{i, i < warmup, losses.back()};
+      torch::Tensor loss;
+      if (infer) {
+        step.forward(b);
+        Synchronize(device);  // the output is there: one request's latency
+        latency_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      } else {
+        loss = step.forward(b);
+        step.backward(loss);
+        step.update();
+        losses.push_back(loss.detach());
+      }
+      StepStats st{i, i < warmup, infer ? torch::Tensor() : losses.back()};
       ForEach(active, "on_step_end", [&](Technique& t) { t.on_step_end(st, ctx); });
       if ((i + 1) % per_epoch == 0) ForEach(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
       if (ctx.aborted()) {
@@ -461,13 +496,14 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       if (options.on_step) options.on_step(i + 1, total);
       if (options.on_progress && ((i + 1) % options.progress_every == 0 || i + 1 == total)) {
         // Reading the loss synchronizes: only where that costs nothing (the CPU) or in warm-up.
-        const bool read = host_sync_ok || i < warmup;
+        const bool read = !infer && (host_sync_ok || i < warmup);
         options.on_progress({i + 1, total, i < warmup, read ? loss.item<double>() : std::nan(""), PeakMemoryBytes(device)});
       }
     }
     timer.Mark();
-    const std::vector<double> step_ms = timer.ElapsedMs();  // synchronizes once
-    const auto loss_values = torch::stack(losses).to(torch::kCPU, torch::kDouble);
+    const std::vector<double> step_ms = infer ? latency_ms : timer.ElapsedMs();  // synchronizes once
+    const auto loss_values = infer ? torch::full({done}, std::nan(""), torch::kDouble)
+                                   : torch::stack(losses).to(torch::kCPU, torch::kDouble);
     const auto* lv = loss_values.data_ptr<double>();
 
     std::vector<double> measured_ms;
@@ -476,7 +512,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     for (int64_t i = 0; i < done; ++i) {
       store::StepRow r{i < warmup ? "warmup" : "measure", i < warmup ? i : i - warmup, step_ms[i], data_ms[i], batch, lv[i]};
       if (!std::isfinite(lv[i])) r.loss.reset();
-      if (!std::isfinite(lv[i]) && first_bad < 0) first_bad = i;
+      if (!std::isfinite(lv[i]) && first_bad < 0 && !infer) first_bad = i;
       rec.steps.push_back(r);
       if (i >= warmup) {
         measured_ms.push_back(step_ms[i]);
@@ -489,6 +525,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       ctx.metric("step_ms_median", Quantile(measured_ms, 0.5), "ms");
       ctx.metric("step_ms_p10", Quantile(measured_ms, 0.1), "ms");
       ctx.metric("step_ms_p90", Quantile(measured_ms, 0.9), "ms");
+      ctx.metric("step_ms_p99", Quantile(measured_ms, 0.99), "ms");
       ctx.metric("step_ms_mean", measured_total / static_cast<double>(n), "ms");
       ctx.metric("measured_s", measured_total / 1000.0, "s");
     }
@@ -503,10 +540,13 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       rec.status = "nan";
       rec.error = fmt::format("loss became non-finite at {} step {}", first_bad < warmup ? "warm-up" : "measured",
                               first_bad < warmup ? first_bad : first_bad - warmup);
-    } else if (train.value("eval", true)) {
-      const double acc = Accuracy(*model, *data, active, ctx);
+    } else if (measure.value("eval", true)) {
+      const auto plain = [model](Batch& b) { return model->forward(b.input); };
+      const double acc = infer ? Accuracy(*model, *data, active, ctx, step.forward)
+                               : Accuracy(*model, *data, active, ctx, plain);
       if (!std::isnan(acc)) ctx.metric("accuracy", acc);
     }
+    inference_mode.reset();  // on_finish may export (tracing, freezing): outside inference mode
     ForEach(active, "on_finish", [&](Technique& t) { t.on_finish(ctx); });
   } catch (const TrialAborted&) {
     rec.status = ctx.abort_status();

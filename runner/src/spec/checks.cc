@@ -132,6 +132,21 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
   }
   if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
     for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
+  // Each task reads its own section; the other one would be silently ignored.
+  const json task = doc.value("task", json("train"));
+  if (task.is_string()) {
+    const bool infer = task == "infer";
+    const char* unused = infer ? "train" : "infer";
+    if (doc.contains(unused)) {
+      const Place set = PlaceOf("/task", origins, overrides);
+      issues.push_back({fmt::format("/{}", unused), true,
+                        fmt::format("'{}' is not used by task '{}'", unused, task.get<std::string>()),
+                        {infer ? fmt::format("task 'infer' is set {}; it measures forward passes: set their number in "
+                                             "'infer', e.g. infer: {{warmup_steps: 20, steps: 200}}", set.text)
+                               : "'infer' configures task 'infer'; add 'task: infer' to measure inference, or remove "
+                                 "'infer' to train"}});
+    }
+  }
   return issues;
 }
 
