@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
+#   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/dataset-fashion-mnist_*.deb .device/debs/
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto memmap tests
+# Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
+# results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu-checks}
+mkdir -p "$OUT"
+R=./build-device/runx
+DB="$OUT/gpu.db"
+section() { echo; echo "=== $1 ($(date +%T))"; }
+log() { local name=$1; shift; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "[$name rc=$rc]"; tail -n "${TAIL:-30}" "$OUT/$name.log"; }
+
+for what in "$@"; do
+  case $what in
+    build)
+      section build
+      TARGETS="${BUILD_TARGETS:-runx-app runx_integration_test runx_unit_test}" bash scripts/device-build-targets.sh || exit 1
+      ;;
+    infer)  # cuda_graphs for inference on a launch-bound model, and PyTorch's figure
+      section infer; source build-device/env.sh
+      log cuda-graphs-infer $R bench/cuda-graphs-infer.yaml --db "$DB"
+      log peer-mlp python3 bench/peer_infer.py --model mlp --batch 1 --steps 1000 --warmup 50 --configs fp32,fp32+graph
+      ;;
+    resnet)  # ResNet-50 inference latency at batch 1, and PyTorch's figures
+      section resnet; source build-device/env.sh
+      log resnet50-inference $R experiments/resnet50-inference.yaml --db "$DB"
+      log peer-resnet50 python3 bench/peer_infer.py --model resnet50 --batch 1 --steps 300 --warmup 20 \
+        --configs fp32,bf16,fp32+cl,bf16+cl,bf16+cl+graph,bf16+cl+compile
+      ;;
+    export)  # a TorchScript model trained on the GPU, exported, measured with task: infer, loaded in Python
+      section export; source build-device/env.sh
+      cat > "$OUT/make_net.py" <<'PY'
+import sys, torch
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.fc1 = torch.nn.Linear(64, 128); self.fc2 = torch.nn.Linear(128, 10)
+    def forward(self, x): return self.fc2(torch.relu(self.fc1(x)))
+torch.manual_seed(0); torch.jit.save(torch.jit.script(Net()), sys.argv[1])
+PY
+      python3 "$OUT/make_net.py" "$OUT/net.pt"   # from a file: torch.jit.script reads the class's source
+      cat > "$OUT/export-train.yaml" <<YAML
+name: gpu-export
+device: cuda
+model: {name: torchscript, path: $OUT/net.pt}
+data: {source: synthetic, shape: [64], num_classes: 10, batch_size: 128}
+train: {warmup_steps: 2, steps: 50, eval: false}
+optimizations: [export]
+YAML
+      RUNX_ARTIFACT_DIR="$OUT/artifacts" log export-train $R "$OUT/export-train.yaml" --db "$DB" --force
+      frozen=$(find "$OUT/artifacts" -name model.frozen.pt | head -1)
+      cat > "$OUT/export-infer.yaml" <<YAML
+name: gpu-export-infer
+task: infer
+device: cuda
+model: {name: torchscript, path: $frozen}
+data: {source: synthetic, shape: [64], num_classes: 10, batch_size: 1}
+infer: {warmup_steps: 5, steps: 100, eval: false}
+optimizations: {cuda_graphs: {}}
+YAML
+      log export-infer $R "$OUT/export-infer.yaml" --db "$DB" --force
+      log export-python python3 -c "
+import sys, torch
+m = torch.jit.load('$frozen'); t = torch.jit.load('$OUT/net.pt').cuda()
+x = torch.randn(4, 64, device='cuda')
+y, y0 = m(x), t(x)
+print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrained net by', (y - y0).abs().max().item())"
+      ;;
+    auto)  # auto_batch against the CUDA allocator, whole GPU and a quarter of it (memory fraction)
+      section auto; source build-device/env.sh
+      log auto-batch $R bench/auto-batch-resnet50.yaml --db "$DB" --force
+      log auto-batch-quarter $R bench/auto-batch-resnet50.yaml --db "$DB" --force --set optimizations.memory.fraction=0.25
+      ;;
+    memmap)  # memmap data through pinned, non-blocking copies; default loader vs prefetch
+      section memmap; source build-device/env.sh
+      log pack $R data pack bench/memmap-prefetch-data.yaml --count 8192 --out /tmp/runx-pack
+      log memmap-prefetch $R bench/memmap-prefetch.yaml --db "$DB" --force
+      ;;
+    tests)
+      section tests; source build-device/env.sh
+      if [ ! -d /usr/share/datasets/fashion-mnist ] && ls .device/debs/dataset-fashion-mnist_*.deb >/dev/null 2>&1; then
+        mkdir -p /tmp/fmnist && dpkg -x .device/debs/dataset-fashion-mnist_*.deb /tmp/fmnist &&
+          mkdir -p /usr/share/datasets && ln -sfn /tmp/fmnist/usr/share/datasets/fashion-mnist /usr/share/datasets/fashion-mnist ||
+          echo "fashion-mnist could not be installed: its tests will fail"
+      fi
+      TAIL=15 log unit ./build-device/runx_unit_test --gtest_brief=1
+      TAIL=40 log integration ./build-device/runx_integration_test --gtest_brief=1
+      ;;
+    *) echo "unknown section '$what'"; exit 2 ;;
+  esac
+done
