@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/dataset-fashion-mnist_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto memmap tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap tests
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
 set -uo pipefail
@@ -71,6 +71,15 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       section auto; source build-device/env.sh
       log auto-batch $R bench/auto-batch-resnet50.yaml --db "$DB" --force
       log auto-batch-quarter $R bench/auto-batch-resnet50.yaml --db "$DB" --force --set optimizations.memory.fraction=0.25
+      ;;
+    throughput)  # auto_batch's throughput objective, and ResNet-50 inference in the throughput regime
+      section throughput; source build-device/env.sh
+      log auto-batch-throughput $R bench/auto-batch-resnet50.yaml --db "$DB" --force \
+        --set optimizations.auto_batch.objective=throughput --set optimizations.auto_batch.max=4096
+      log resnet50-inference-b64 $R experiments/resnet50-inference.yaml --db "$DB" --force \
+        --set data.batch_size=64 --set infer.steps=100 --set repeats=1
+      log peer-resnet50-b64 python3 bench/peer_infer.py --model resnet50 --batch 64 --steps 100 --warmup 20 \
+        --configs fp32,bf16,fp32+cl,bf16+cl,bf16+cl+graph
       ;;
     memmap)  # memmap data through pinned, non-blocking copies; default loader vs prefetch
       section memmap; source build-device/env.sh
