@@ -38,11 +38,20 @@ class CudaGraphs : public runx::Technique {
     if (runx::IsInference(config)) return runx::CheckResult::Ok();  // a forward pass: no optimizer, no scaler
     const auto train = config.value("train", nlohmann::json::object());
     const auto opt = train.value("optimizer", nlohmann::json::object());
-    if (opt.value("name", "sgd") != "sgd")
-      return runx::CheckResult::Incompatible(
-          "LibTorch's C++ Adam/AdamW keep the step count on the host: a captured graph would freeze the bias "
-          "correction; use optimizer sgd");
     const auto techniques = config.value("optimizations", nlohmann::json::object());
+    if (const std::string optimizer = opt.value("name", "sgd"); optimizer != "sgd") {
+      // fused_optimizer's fused AdamW counts its steps in a device tensor: capturable.
+      const auto fused = techniques.value("fused_optimizer", nlohmann::json());
+      const std::string kernel = fused.is_object() ? fused.value("kernel", "auto") : "";
+      const bool device_step = optimizer == "adamw" && fused.is_object() &&
+                               (kernel == "fused" ||
+                                (kernel == "auto" && runx::compat::FusedOptimizerSupported(device.type(), nullptr)));
+      if (!device_step)
+        return runx::CheckResult::Incompatible(
+            "LibTorch's C++ Adam/AdamW keep the step count on the host: a captured graph would freeze the bias "
+            "correction; use optimizer sgd, or adamw with 'fused_optimizer: {kernel: fused}' (LibTorch >= 2.4), "
+            "which counts steps on the device");
+    }
     const auto amp = techniques.value("amp", nlohmann::json::object());
     const std::string dtype = amp.value("dtype", config.value("precision", std::string("fp32")));
     const auto ls = amp.value("loss_scale", nlohmann::json("auto"));

@@ -13,6 +13,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "../jit_linear.h"
 #include "models/models.h"
 #include "run_util.h"
 
@@ -27,15 +28,6 @@ void RemoveTree(const fs::path& dir) {
 }
 
 using runx::testing::Runx;
-
-torch::jit::Module Linear(const std::string& type, int64_t in, int64_t out) {
-  torch::jit::Module m(type);
-  m.register_attribute("training", c10::BoolType::get(), true);
-  m.register_parameter("weight", torch::randn({out, in}) * 0.3, /*is_buffer=*/false);
-  m.register_parameter("bias", torch::randn({out}) * 0.1, false);
-  m.define("def forward(self, x):\n  return torch.addmm(self.bias, x, self.weight.t())\n");
-  return m;
-}
 
 class Export : public ::testing::Test {
  protected:
@@ -53,8 +45,8 @@ class Export : public ::testing::Test {
     torch::manual_seed(3);
     torch::jit::Module m("Net");
     m.register_attribute("training", c10::BoolType::get(), true);
-    m.register_module("fc1", Linear("Fc1", 8, 16));
-    m.register_module("fc2", Linear("Fc2", 16, 4));
+    m.register_module("fc1", runx::testing::JitLinear("Fc1", 8, 16));
+    m.register_module("fc2", runx::testing::JitLinear("Fc2", 16, 4));
     m.define("def forward(self, x):\n  return self.fc2.forward(torch.relu(self.fc1.forward(x)))\n");
     for (auto p : m.parameters()) p.set_requires_grad(true);
     const auto path = (dir_ / "net.pt").string();

@@ -1,6 +1,7 @@
 // task: infer through the real runx binary: synchronized forward passes, no training, the
 // training-only techniques refused, auto_batch probing forward passes, and a model exported by a
 // training trial measured with the accuracy it was trained to.
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "../jit_linear.h"
 #include "store_fixture.h"
 
 namespace {
@@ -109,23 +111,14 @@ TEST_F(Infer, AutoBatchProbesForwardPassesOnly) {
   EXPECT_EQ(Get("SELECT max(samples) FROM steps WHERE trial_id = ?", infer), std::to_string(static_cast<int64_t>(inferred)));
 }
 
-torch::jit::Module Linear(const std::string& type, int64_t in, int64_t out) {
-  torch::jit::Module m(type);
-  m.register_attribute("training", c10::BoolType::get(), true);
-  m.register_parameter("weight", torch::randn({out, in}) * (1.0 / std::sqrt(static_cast<double>(in))), false);
-  m.register_parameter("bias", torch::zeros({out}), false);
-  m.define("def forward(self, x):\n  return torch.addmm(self.bias, x, self.weight.t())\n");
-  return m;
-}
-
 TEST_F(Infer, AnExportedModelKeepsTheAccuracyItWasTrainedTo) {
   // A TorchScript MLP for Fashion-MNIST images, trained by runx and exported (frozen, optimized
   // for inference); then the exported file measured with task: infer.
   torch::manual_seed(5);
   torch::jit::Module net("Net");
   net.register_attribute("training", c10::BoolType::get(), true);
-  net.register_module("fc1", Linear("Fc1", 784, 64));
-  net.register_module("fc2", Linear("Fc2", 64, 10));
+  net.register_module("fc1", runx::testing::JitLinear("Fc1", 784, 64, 1.0 / std::sqrt(784.0), 0.0));
+  net.register_module("fc2", runx::testing::JitLinear("Fc2", 64, 10, 1.0 / 8.0, 0.0));
   net.define("def forward(self, x):\n  return self.fc2.forward(torch.relu(self.fc1.forward(x.flatten(1))))\n");
   for (auto p : net.parameters()) p.set_requires_grad(true);
   const auto file = (dir_ / "net.pt").string();

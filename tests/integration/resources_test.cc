@@ -1,4 +1,6 @@
 // auto_batch, memory, prefetch and cuda_graphs through the real runx binary and the real store.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -101,6 +103,43 @@ TEST_F(Resources, CudaGraphsReplayTheInferencePass) {
   EXPECT_EQ(Metric(id, "cuda_graphs.eager_steps"), 3);
   EXPECT_EQ(Metric(id, "cuda_graphs.replays"), 32);
   EXPECT_EQ(Get("SELECT count(*) FROM steps WHERE trial_id = ? AND loss IS NOT NULL", id), "0");
+}
+
+TEST_F(Resources, CudaGraphsCaptureFusedAdamW) {
+  // fused_optimizer's fused AdamW counts its steps on the device, so the whole AdamW step can be
+  // captured: the replayed trial must train like the eager one, step for step.
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const std::string base =
+      "device: cuda\nseed: 3\nmodel: {name: mlp, hidden: [256, 256]}\n"
+      "data: {source: synthetic, shape: [128], num_classes: 10, batch_size: 64}\n"
+      "train: {warmup_steps: 5, steps: 30, eval: false, optimizer: {name: adamw, lr: 0.001}}\n";
+  const auto eager = Run("name: eager\n" + base + "optimizations: {fused_optimizer: {kernel: fused}}\n", "eager");
+  ASSERT_EQ(Status(eager), "ok") << last_output_ << Error(eager);
+  const auto graphs = Run("name: graphs\n" + base + "optimizations: {fused_optimizer: {kernel: fused}, cuda_graphs: {}}\n",
+                          "graphs");
+  ASSERT_EQ(Status(graphs), "ok") << last_output_ << Error(graphs);
+  EXPECT_EQ(Metric(graphs, "cuda_graphs.captures"), 1);
+  EXPECT_EQ(Metric(graphs, "cuda_graphs.replays"), 32);
+  SQLite::Database db(db_);
+  SQLite::Statement q(db, "SELECT a.loss, b.loss FROM steps a JOIN steps b ON a.phase = b.phase AND a.step = b.step "
+                          "WHERE a.trial_id = ? AND b.trial_id = ? ORDER BY a.phase DESC, a.step");
+  q.bind(1, eager);
+  q.bind(2, graphs);
+  int rows = 0;
+  double first = 0, last = 0;
+  while (q.executeStep()) {
+    const double a = q.getColumn(0).getDouble(), b = q.getColumn(1).getDouble();
+    EXPECT_NEAR(a, b, 1e-4 * std::max(1.0, std::abs(a))) << "step row " << rows;
+    if (rows == 0) first = b;
+    last = b;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 35);
+  EXPECT_LT(last, first);  // the captured AdamW steps train
+  // The foreach AdamW keeps its step count on the host: refused.
+  const auto foreach = Run("name: foreach\n" + base + "optimizations: {fused_optimizer: {kernel: foreach}, cuda_graphs: {}}\n",
+                           "foreach");
+  EXPECT_EQ(Status(foreach), "incompatible");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "../jit_linear.h"
 #include "fake_trial.h"
 #include "models/models.h"
 
@@ -25,23 +26,14 @@ void RemoveTree(const fs::path& dir) {
        FTW_DEPTH | FTW_PHYS);
 }
 
-torch::jit::Module Linear(const std::string& type, int64_t in, int64_t out) {
-  torch::jit::Module m(type);
-  m.register_attribute("training", c10::BoolType::get(), true);  // as a module scripted in Python has
-  m.register_parameter("weight", torch::randn({out, in}) * 0.3, /*is_buffer=*/false);
-  m.register_parameter("bias", torch::randn({out}) * 0.1, false);
-  m.define("def forward(self, x):\n  return torch.addmm(self.bias, x, self.weight.t())\n");
-  return m;
-}
-
 /// Saves the MLP to `path` (seeded: the same file every time); `train_fc1` false saves fc1's
 /// parameters with requires_grad false.
 void WriteScriptedMlp(const std::string& path, bool train_fc1 = true) {
   torch::manual_seed(7);
   torch::jit::Module m("Net");
   m.register_attribute("training", c10::BoolType::get(), true);
-  m.register_module("fc1", Linear("Fc1", 8, 16));
-  m.register_module("fc2", Linear("Fc2", 16, 4));
+  m.register_module("fc1", runx::testing::JitLinear("Fc1", 8, 16));
+  m.register_module("fc2", runx::testing::JitLinear("Fc2", 16, 4));
   m.register_buffer("scale", torch::full({4}, 2.0));
   m.define("def forward(self, x):\n  return self.fc2.forward(torch.relu(self.fc1.forward(x))) * self.scale\n");
   for (auto p : m.named_parameters()) p.value.set_requires_grad(train_fc1 || p.name.rfind("fc1.", 0) != 0);

@@ -68,7 +68,7 @@ TEST(Overrides, UnknownKeyWithDidYouMean) {
             "'train_limit'; did you mean 'batch_size'?\n");
   EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
             "--set precison=bf16: error: unknown key 'precison'\n"
-            "note: expected one of 'data', 'description', 'device', 'model', 'name', 'optimizations', 'order', "
+            "note: expected one of 'data', 'description', 'device', 'infer', 'model', 'name', 'optimizations', 'order', "
             "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'train', 'trial_timeout_s'; "
             "did you mean 'precision'?\n");
 }
