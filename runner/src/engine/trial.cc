@@ -470,7 +470,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
         Synchronize(device);
         ResetPeakMemory(device);
       }
-      timer.Mark();
+      if (!infer) timer.Mark();  // inference times each synchronized pass on the host clock instead
       const auto t0 = Clock::now();
       Batch b = loader->next();
       ForEach(active, "on_batch", [&](Technique& t) { t.on_batch(b, ctx); });
@@ -500,7 +500,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
         options.on_progress({i + 1, total, i < warmup, read ? loss.item<double>() : std::nan(""), PeakMemoryBytes(device)});
       }
     }
-    timer.Mark();
+    if (!infer) timer.Mark();
     const std::vector<double> step_ms = infer ? latency_ms : timer.ElapsedMs();  // synchronizes once
     const auto loss_values = infer ? torch::full({done}, std::nan(""), torch::kDouble)
                                    : torch::stack(losses).to(torch::kCPU, torch::kDouble);
