@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "store/format.h"
 #include "store/store.h"
 
 namespace runx::store {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "store/query.h"
 #include "store/store.h"
 
 namespace runx::store {

@@ -10,6 +10,9 @@
 #include <variant>
 #include <vector>
 
+#include "store/format.h"  // FormatResult, for callers that include only store.h
+#include "store/query.h"   // QueryReadOnly, idem
+
 namespace SQLite { class Database; }
 
 namespace runx::store {
@@ -128,26 +131,5 @@ class Store {
   std::unique_ptr<SQLite::Database> db_;
   std::string path_;
 };
-
-using Value = std::variant<std::monostate, int64_t, double, std::string>;  ///< NULL/int/real/text
-
-struct QueryResult {
-  std::vector<std::string> columns;
-  std::vector<std::vector<Value>> rows;
-};
-
-/// Runs `sql` on the store at `path` opened READ-ONLY. A statement that would write fails with a
-/// clear StoreError and changes nothing. A missing store is a clear error, not an empty file.
-/// Several statements separated by ';' run in order, each checked before it runs; the result is
-/// the last statement's (a refused or failing statement stops the run). SQL errors carry
-/// SQLite's message, the statement and, where SQLite knows it, a caret under the error.
-QueryResult QueryReadOnly(const std::string& path, const std::string& sql);
-
-enum class Format { kTable, kCsv, kJson };
-/// kTable: aligned columns for people (reals to 6 significant digits, NULL empty);
-/// kCsv: RFC 4180 with CRLF line ends and a header row; kJson: an array of objects, one per
-/// line. CSV and JSON keep reals at full (round-trip) precision. Every format ends in a newline
-/// unless the result has no columns, which formats as "" (table, CSV) or "[]\n" (JSON).
-std::string FormatResult(const QueryResult& result, Format format);
 
 }  // namespace runx::store
