@@ -1,0 +1,882 @@
+-- A results store of schema version 2, written by runx at commit 01931fe (the last release of
+-- schema v2) and dumped with 'sqlite3 store.db .dump'. Made by: an ablation sweep (fp32/bf16 x
+-- channels_last, cuda_graphs; 2 repeats; cuda_graphs incompatible on this CPU build), the same
+-- file again with --set precision=bf16 (which joined the first sweep), the file with a comment
+-- line added (a new experiment row and an empty sweep), and a run killed with SIGKILL after its
+-- first trial (a sweep left 'running').
+PRAGMA foreign_keys=OFF;
+BEGIN TRANSACTION;
+CREATE TABLE schema_version (  id INTEGER PRIMARY KEY CHECK (id = 1),  version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES(1,2);
+CREATE TABLE experiments (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  path       TEXT NOT NULL,
+  sha256     TEXT NOT NULL,
+  yaml       TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  UNIQUE (name, path, sha256)
+);
+INSERT INTO experiments VALUES(1,'fixture-v2','fx.yaml','3bdfd4ad3fa95e95df6500673d2aa101d2879023490261e340a0bec9f37bd183',replace('name: fixture-v2\ndevice: cpu\nseed: 7\nmodel: {name: cnn, channels: [4, 8]}\ndata: {source: synthetic, shape: [3, 8, 8], num_classes: 5, batch_size: 8}\ntrain: {warmup_steps: 1, steps: 3, optimizer: {name: sgd, lr: 0.01}}\nrepeats: 2\nsweep:\n  mode: ablation\n  axes:\n    precision: [fp32, bf16]\n    optimizations: [channels_last, cuda_graphs]\n','\n',char(10)),'2026-12-03T08:10:56Z');
+INSERT INTO experiments VALUES(2,'fixture-v2','fx.yaml','1aebd9ab43a7548fe66a94277e1fccb6e6fe7e377fd3fa3c592e4075d0fdcf7b',replace('# edited\nname: fixture-v2\ndevice: cpu\nseed: 7\nmodel: {name: cnn, channels: [4, 8]}\ndata: {source: synthetic, shape: [3, 8, 8], num_classes: 5, batch_size: 8}\ntrain: {warmup_steps: 1, steps: 3, optimizer: {name: sgd, lr: 0.01}}\nrepeats: 2\nsweep:\n  mode: ablation\n  axes:\n    precision: [fp32, bf16]\n    optimizations: [channels_last, cuda_graphs]\n','\n',char(10)),'2026-12-03T08:11:07Z');
+INSERT INTO experiments VALUES(3,'fixture-killed','slow.yaml','e02bff404e7ba9b0d45c815b63f3c8fe7818b825802ac7678415038103ab8bac',replace('name: fixture-killed\ndevice: cpu\nmodel: {name: mlp, hidden: [16]}\ndata: {source: synthetic, shape: [8], num_classes: 3, batch_size: 4}\ntrain: {warmup_steps: 1, steps: 400, optimizer: {name: sgd, lr: 0.01}}\nrepeats: 3\n','\n',char(10)),'2026-12-03T08:11:08Z');
+CREATE TABLE sweeps (
+  id            INTEGER PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  started_at    TEXT NOT NULL,
+  finished_at   TEXT,
+  status        TEXT NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'ok', 'failed', 'interrupted')),
+  host          TEXT NOT NULL DEFAULT '',
+  runx_version  TEXT NOT NULL DEFAULT '',
+  git_sha       TEXT NOT NULL DEFAULT '',
+  command       TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO sweeps VALUES(1,1,'2026-12-03T08:10:56Z','2026-12-03T08:11:01Z','ok','vm','0.1.0','01931febdd83','runx run fx.yaml --db v2.db -q');
+INSERT INTO sweeps VALUES(2,2,'2026-12-03T08:11:07Z','2026-12-03T08:11:07Z','ok','vm','0.1.0','01931febdd83','runx run fx.yaml --db v2.db -q');
+INSERT INTO sweeps VALUES(3,3,'2026-12-03T08:11:08Z',NULL,'running','vm','0.1.0','01931febdd83','runx run slow.yaml --db v2.db -q');
+CREATE TABLE trials (
+  id           INTEGER PRIMARY KEY,
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  config_hash  TEXT NOT NULL,
+  config_json  TEXT NOT NULL,
+  label        TEXT NOT NULL DEFAULT '',
+  is_baseline  INTEGER NOT NULL DEFAULT 0 CHECK (is_baseline IN (0, 1)),
+  repeat_index INTEGER NOT NULL DEFAULT 0 CHECK (repeat_index >= 0),
+  order_index  INTEGER NOT NULL DEFAULT 0,
+  device       TEXT NOT NULL DEFAULT '',
+  status       TEXT NOT NULL
+               CHECK (status IN ('ok', 'failed', 'crashed', 'oom', 'timeout', 'nan',
+                                 'incompatible', 'skipped')),
+  error        TEXT,
+  started_at   TEXT,
+  finished_at  TEXT
+);
+INSERT INTO trials VALUES(1,1,'604f26963fa54704411b7ccc2fff5162aded8574bed86e887ad81b688791ceb2','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','baseline',1,0,0,'cpu','ok',NULL,'2026-12-03T08:10:57Z','2026-12-03T08:10:57Z');
+INSERT INTO trials VALUES(2,1,'ead5df53a4e009c80ef6f3439c82674bbfdb73d4c535cc74b1220107c8916e99','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16',0,0,1,'cpu','ok',NULL,'2026-12-03T08:10:57Z','2026-12-03T08:10:57Z');
+INSERT INTO trials VALUES(3,1,'4b3589eebdf4475bdcbbeccd0896954e530aa632a6b5ad5a859400b4117dfe1c','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','channels_last',0,0,2,'cpu','ok',NULL,'2026-12-03T08:10:58Z','2026-12-03T08:10:58Z');
+INSERT INTO trials VALUES(4,1,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,0,3,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:10:58Z','2026-12-03T08:10:58Z');
+INSERT INTO trials VALUES(5,1,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,0,4,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:10:58Z','2026-12-03T08:10:58Z');
+INSERT INTO trials VALUES(6,1,'604f26963fa54704411b7ccc2fff5162aded8574bed86e887ad81b688791ceb2','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','baseline',1,1,5,'cpu','ok',NULL,'2026-12-03T08:10:59Z','2026-12-03T08:10:59Z');
+INSERT INTO trials VALUES(7,1,'ead5df53a4e009c80ef6f3439c82674bbfdb73d4c535cc74b1220107c8916e99','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16',0,1,6,'cpu','ok',NULL,'2026-12-03T08:11:00Z','2026-12-03T08:11:00Z');
+INSERT INTO trials VALUES(8,1,'4b3589eebdf4475bdcbbeccd0896954e530aa632a6b5ad5a859400b4117dfe1c','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','channels_last',0,1,7,'cpu','ok',NULL,'2026-12-03T08:11:00Z','2026-12-03T08:11:00Z');
+INSERT INTO trials VALUES(9,1,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,1,8,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:00Z','2026-12-03T08:11:00Z');
+INSERT INTO trials VALUES(10,1,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,1,9,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:00Z','2026-12-03T08:11:00Z');
+INSERT INTO trials VALUES(11,1,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,0,2,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:01Z','2026-12-03T08:11:01Z');
+INSERT INTO trials VALUES(12,1,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,0,4,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:01Z','2026-12-03T08:11:01Z');
+INSERT INTO trials VALUES(13,1,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,1,7,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:01Z','2026-12-03T08:11:01Z');
+INSERT INTO trials VALUES(14,1,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,1,9,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:01Z','2026-12-03T08:11:01Z');
+INSERT INTO trials VALUES(15,2,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,0,3,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:07Z','2026-12-03T08:11:07Z');
+INSERT INTO trials VALUES(16,2,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,0,4,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:07Z','2026-12-03T08:11:07Z');
+INSERT INTO trials VALUES(17,2,'23d40f51d594e0e79c66656b53ec02211de994daa98bd5505164041e59a7b076','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"cuda_graphs":{"warmup":3}},"precision":"fp32","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','cuda_graphs',0,1,8,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:07Z','2026-12-03T08:11:07Z');
+INSERT INTO trials VALUES(18,2,'f6968017c439cc1f09911f80528303792af71cc02a1bd62d6a1b4aaa9e8af67f','{"data":{"batch_size":8,"num_classes":5,"path":"/usr/share/datasets/fashion-mnist","shape":[3,8,8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[4,8],"dropout":0,"hidden":[256],"name":"cnn"},"name":"fixture-v2","optimizations":{"channels_last":{"inputs":true},"cuda_graphs":{"warmup":3}},"precision":"bf16","results":"results/runx.db","seed":7,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":3,"warmup_steps":1}}','bf16+channels_last+cuda_graphs',0,1,9,'cpu','incompatible','cuda_graphs: this runx was built against a LibTorch without CUDA: no CUDA graphs','2026-12-03T08:11:07Z','2026-12-03T08:11:07Z');
+INSERT INTO trials VALUES(19,3,'db279a77f966538431f94694eeb5809ef55501de6bf9830b1a7a77f24ea6acd3','{"data":{"batch_size":4,"num_classes":3,"path":"/usr/share/datasets/fashion-mnist","shape":[8],"shuffle":true,"source":"synthetic"},"device":"cpu","model":{"channels":[32,64],"dropout":0,"hidden":[16],"name":"mlp"},"name":"fixture-killed","optimizations":{},"precision":"fp32","results":"results/runx.db","seed":0,"task":"train","train":{"eval":true,"optimizer":{"lr":0.01,"name":"sgd"},"steps":400,"warmup_steps":1}}','baseline',1,0,0,'cpu','ok',NULL,'2026-12-03T08:11:08Z','2026-12-03T08:11:08Z');
+CREATE TABLE steps (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  phase    TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'eval')),
+  step     INTEGER NOT NULL CHECK (step >= 0),
+  wall_ms  REAL NOT NULL,
+  data_ms  REAL NOT NULL DEFAULT 0,
+  samples  INTEGER NOT NULL DEFAULT 0 CHECK (samples >= 0),
+  loss     REAL,
+  PRIMARY KEY (trial_id, phase, step)
+) WITHOUT ROWID;
+INSERT INTO steps VALUES(1,'measure',0,0.83906899999999995376,0.0016030000000000000411,8,1.6393079757690429687);
+INSERT INTO steps VALUES(1,'measure',1,0.42101800000000000334,0.00024000000000000000608,8,1.5782353878021240234);
+INSERT INTO steps VALUES(1,'measure',2,0.45762599999999997724,0.00016000000000000001308,8,1.5003163814544677734);
+INSERT INTO steps VALUES(1,'warmup',0,18.862932000000000698,0.0009120000000000000502,8,1.6728476285934448242);
+INSERT INTO steps VALUES(2,'measure',0,0.95193300000000002913,0.0014330000000000000289,8,1.6407401561737060546);
+INSERT INTO steps VALUES(2,'measure',1,0.65387899999999998801,0.0002919999999999999961,8,1.5782876014709472656);
+INSERT INTO steps VALUES(2,'measure',2,0.4579779999999999962,0.0003310000000000000225,8,1.5015277862548828125);
+INSERT INTO steps VALUES(2,'warmup',0,14.571661999999999892,0.0003310000000000000225,8,1.672418832778930664);
+INSERT INTO steps VALUES(3,'measure',0,0.93351799999999995893,0.010078999999999999417,8,1.6393079757690429687);
+INSERT INTO steps VALUES(3,'measure',1,0.64629400000000003512,0.0085450000000000005118,8,1.5782353878021240234);
+INSERT INTO steps VALUES(3,'measure',2,0.72862099999999996313,0.0065820000000000001769,8,1.5003162622451782226);
+INSERT INTO steps VALUES(3,'warmup',0,9.1614050000000002427,0.016281000000000000332,8,1.6728476285934448242);
+INSERT INTO steps VALUES(6,'measure',0,1.1385659999999999669,0.00053100000000000000498,8,1.6393079757690429687);
+INSERT INTO steps VALUES(6,'measure',1,0.85125300000000003741,0.00055099999999999994901,8,1.5782353878021240234);
+INSERT INTO steps VALUES(6,'measure',2,0.94594199999999994954,0.00017000000000000001221,8,1.5003163814544677734);
+INSERT INTO steps VALUES(6,'warmup',0,16.367795999999998457,0.00032099999999999999627,8,1.6728476285934448242);
+INSERT INTO steps VALUES(7,'measure',0,0.94637300000000001976,0.0016930000000000000603,8,1.6407401561737060546);
+INSERT INTO steps VALUES(7,'measure',1,0.59212100000000000843,0.0008710000000000000294,8,1.5782876014709472656);
+INSERT INTO steps VALUES(7,'measure',2,0.44922200000000001018,0.00064099999999999996824,8,1.5015277862548828125);
+INSERT INTO steps VALUES(7,'warmup',0,14.027511999999999758,0.00053100000000000000498,8,1.672418832778930664);
+INSERT INTO steps VALUES(8,'measure',0,1.5007129999999999636,0.010980999999999999441,8,1.6393079757690429687);
+INSERT INTO steps VALUES(8,'measure',1,0.66764500000000004398,0.0093579999999999999987,8,1.5782353878021240234);
+INSERT INTO steps VALUES(8,'measure',2,0.63059500000000001662,0.009096999999999999184,8,1.5003162622451782226);
+INSERT INTO steps VALUES(8,'warmup',0,9.1027330000000006293,0.016321999999999999703,8,1.6728476285934448242);
+INSERT INTO steps VALUES(19,'measure',0,0.3981640000000000179,0.00042999999999999998943,4,1.1774314641952514648);
+INSERT INTO steps VALUES(19,'measure',1,0.090522000000000005237,0.00018100000000000000853,4,1.1623349189758300781);
+INSERT INTO steps VALUES(19,'measure',2,0.086924000000000001264,0.00011100000000000000111,4,1.1413849592208862304);
+INSERT INTO steps VALUES(19,'measure',3,0.070963999999999999301,8.0000000000000006539e-05,4,1.1166040897369384765);
+INSERT INTO steps VALUES(19,'measure',4,0.068199999999999996735,8.0000000000000006539e-05,4,1.0887391567230224609);
+INSERT INTO steps VALUES(19,'measure',5,0.083678000000000002378,6.0999999999999998719e-05,4,1.0584653615951538085);
+INSERT INTO steps VALUES(19,'measure',6,0.069441000000000002723,6.0000000000000001517e-05,4,1.0266089439392089843);
+INSERT INTO steps VALUES(19,'measure',7,0.081534999999999996367,6.9999999999999993867e-05,4,0.99527722597122192382);
+INSERT INTO steps VALUES(19,'measure',8,0.070242999999999999882,8.100000000000000375e-05,4,0.96358948945999145507);
+INSERT INTO steps VALUES(19,'measure',9,0.11058999999999999386,6.9999999999999993867e-05,4,0.93187814950942993164);
+INSERT INTO steps VALUES(19,'measure',10,0.073088000000000000189,6.9999999999999993867e-05,4,0.90044623613357543945);
+INSERT INTO steps VALUES(19,'measure',11,0.082606999999999999872,7.1000000000000004622e-05,4,0.86956799030303955078);
+INSERT INTO steps VALUES(19,'measure',12,0.07361900000000000388,9.0000000000000005672e-05,4,0.83962726593017578125);
+INSERT INTO steps VALUES(19,'measure',13,0.06789800000000000002,6.9999999999999993867e-05,4,0.810520172119140625);
+INSERT INTO steps VALUES(19,'measure',14,0.068920999999999996155,6.9999999999999993867e-05,4,0.78165954351425170898);
+INSERT INTO steps VALUES(19,'measure',15,0.081444000000000002503,7.1000000000000004622e-05,4,0.75307285785675048828);
+INSERT INTO steps VALUES(19,'measure',16,0.068920999999999996155,8.100000000000000375e-05,4,0.72453349828720092773);
+INSERT INTO steps VALUES(19,'measure',17,0.068449999999999996957,6.0000000000000001517e-05,4,0.69596451520919799804);
+INSERT INTO steps VALUES(19,'measure',18,0.082785999999999998477,6.9999999999999993867e-05,4,0.66729772090911865234);
+INSERT INTO steps VALUES(19,'measure',19,0.06870099999999999818,6.0999999999999998719e-05,4,0.63848006725311279296);
+INSERT INTO steps VALUES(19,'measure',20,0.068950999999999998402,6.9999999999999993867e-05,4,0.60948038101196289062);
+INSERT INTO steps VALUES(19,'measure',21,0.08352700000000000402,7.1000000000000004622e-05,4,0.5811366438865661621);
+INSERT INTO steps VALUES(19,'measure',22,0.1102599999999999969,6.0000000000000001517e-05,4,0.55331665277481079101);
+INSERT INTO steps VALUES(19,'measure',23,0.070273000000000002129,6.0000000000000001517e-05,4,0.52540564537048339843);
+INSERT INTO steps VALUES(19,'measure',24,0.049554000000000000825,5.0999999999999999595e-05,4,0.49746492505073547363);
+INSERT INTO steps VALUES(19,'measure',25,0.048701000000000001233,4.0000000000000003269e-05,4,0.46958249807357788085);
+INSERT INTO steps VALUES(19,'measure',26,0.048862999999999996714,4.0000000000000003269e-05,4,0.44246941804885864257);
+INSERT INTO steps VALUES(19,'measure',27,0.048441999999999998949,4.0000000000000003269e-05,4,0.41609209775924682617);
+INSERT INTO steps VALUES(19,'measure',28,0.048702000000000002233,4.0000000000000003269e-05,4,0.39069896936416625976);
+INSERT INTO steps VALUES(19,'measure',29,0.048682000000000003048,4.0000000000000003269e-05,4,0.36588585376739501953);
+INSERT INTO steps VALUES(19,'measure',30,0.048522999999999996689,4.0000000000000003269e-05,4,0.34171441197395324707);
+INSERT INTO steps VALUES(19,'measure',31,0.04925299999999999817,4.0000000000000003269e-05,4,0.3183237314224243164);
+INSERT INTO steps VALUES(19,'measure',32,0.048571999999999997121,4.1000000000000000471e-05,4,0.2958526015281677246);
+INSERT INTO steps VALUES(19,'measure',33,0.048652000000000000801,4.0000000000000003269e-05,4,0.27437499165534973144);
+INSERT INTO steps VALUES(19,'measure',34,0.10984800000000000119,3.0000000000000000758e-05,4,0.25397503376007080078);
+INSERT INTO steps VALUES(19,'measure',35,0.058319999999999996842,8.0000000000000006539e-05,4,0.23471324145793914794);
+INSERT INTO steps VALUES(19,'measure',36,0.048452000000000002011,5.0999999999999999595e-05,4,0.2166267484426498413);
+INSERT INTO steps VALUES(19,'measure',37,0.048682999999999997109,4.1000000000000000471e-05,4,0.19973061978816986083);
+INSERT INTO steps VALUES(19,'measure',38,0.04841100000000000264,3.100000000000000135e-05,4,0.18402005732059478759);
+INSERT INTO steps VALUES(19,'measure',39,0.048171999999999999542,4.0000000000000003269e-05,4,0.16947348415851593017);
+INSERT INTO steps VALUES(19,'measure',40,0.14126700000000000367,4.0000000000000003269e-05,4,0.15646642446517944335);
+INSERT INTO steps VALUES(19,'measure',41,0.054151999999999998747,0.00010000000000000000479,4,0.14468561112880706787);
+INSERT INTO steps VALUES(19,'measure',42,0.048782999999999999973,4.0000000000000003269e-05,4,0.13378363847732543945);
+INSERT INTO steps VALUES(19,'measure',43,0.048833000000000001405,4.0000000000000003269e-05,4,0.12393231689929962158);
+INSERT INTO steps VALUES(19,'measure',44,0.048201000000000000789,5.0999999999999999595e-05,4,0.11486464738845825195);
+INSERT INTO steps VALUES(19,'measure',45,0.048632000000000001616,5.0000000000000002393e-05,4,0.10653938353061676025);
+INSERT INTO steps VALUES(19,'measure',46,0.048871999999999998776,4.0000000000000003269e-05,4,0.098912037909030914306);
+INSERT INTO steps VALUES(19,'measure',47,0.048543000000000002813,4.0000000000000003269e-05,4,0.091936185956001281738);
+INSERT INTO steps VALUES(19,'measure',48,0.048640999999999996739,4.0000000000000003269e-05,4,0.085564665496349334716);
+INSERT INTO steps VALUES(19,'measure',49,0.048492000000000000381,4.0000000000000003269e-05,4,0.07975082099437713623);
+INSERT INTO steps VALUES(19,'measure',50,0.048331999999999999961,4.0000000000000003269e-05,4,0.074449218809604644775);
+INSERT INTO steps VALUES(19,'measure',51,0.048242000000000000159,5.0000000000000002393e-05,4,0.06961637735366821289);
+INSERT INTO steps VALUES(19,'measure',52,0.048271000000000001406,4.0000000000000003269e-05,4,0.065211050212383270263);
+INSERT INTO steps VALUES(19,'measure',53,0.048321000000000002838,4.0000000000000003269e-05,4,0.061194624751806259155);
+INSERT INTO steps VALUES(19,'measure',54,0.076014999999999999236,4.0000000000000003269e-05,4,0.057531155645847320556);
+INSERT INTO steps VALUES(19,'measure',55,0.049702999999999997182,4.8999999999999998417e-05,4,0.054187558591365814208);
+INSERT INTO steps VALUES(19,'measure',56,0.048592000000000003245,4.0000000000000003269e-05,4,0.051133424043655395507);
+INSERT INTO steps VALUES(19,'measure',57,0.048272000000000002406,4.0000000000000003269e-05,4,0.04834103211760520935);
+INSERT INTO steps VALUES(19,'measure',58,0.096272999999999997466,5.0000000000000002393e-05,4,0.04578510671854019165);
+INSERT INTO steps VALUES(19,'measure',59,0.052528999999999999304,6.0000000000000001517e-05,4,0.043442852795124053955);
+INSERT INTO steps VALUES(19,'measure',60,0.048350999999999998146,4.0000000000000003269e-05,4,0.041305556893348693847);
+INSERT INTO steps VALUES(19,'measure',61,0.048210999999999996912,4.0000000000000003269e-05,4,0.039393685758113861083);
+INSERT INTO steps VALUES(19,'measure',62,0.048442999999999999949,4.0000000000000003269e-05,4,0.037674032151699066162);
+INSERT INTO steps VALUES(19,'measure',63,0.055003999999999997339,4.0000000000000003269e-05,4,0.036081656813621520996);
+INSERT INTO steps VALUES(19,'measure',64,0.048452000000000002011,4.0000000000000003269e-05,4,0.034604519605636596679);
+INSERT INTO steps VALUES(19,'measure',65,0.048511999999999999566,4.0000000000000003269e-05,4,0.033232271671295166015);
+INSERT INTO steps VALUES(19,'measure',66,0.048571999999999997121,4.0000000000000003269e-05,4,0.031963117420673370361);
+INSERT INTO steps VALUES(19,'measure',67,0.048451000000000001011,4.0000000000000003269e-05,4,0.03078795596957206726);
+INSERT INTO steps VALUES(19,'measure',68,0.048300999999999996714,5.0999999999999999595e-05,4,0.029688656330108642578);
+INSERT INTO steps VALUES(19,'measure',69,0.04881300000000000222,4.0000000000000003269e-05,4,0.028659000992774963378);
+INSERT INTO steps VALUES(19,'measure',70,0.048222000000000000974,4.0000000000000003269e-05,4,0.027693513780832290649);
+INSERT INTO steps VALUES(19,'measure',71,0.048170999999999998542,4.0000000000000003269e-05,4,0.026787120848894119262);
+INSERT INTO steps VALUES(19,'measure',72,0.048361000000000001208,4.0000000000000003269e-05,4,0.025935236364603042602);
+INSERT INTO steps VALUES(19,'measure',73,0.048371999999999998332,4.0000000000000003269e-05,4,0.02513354271650314331);
+INSERT INTO steps VALUES(19,'measure',74,0.054462999999999997524,4.0000000000000003269e-05,4,0.024378398433327674865);
+INSERT INTO steps VALUES(19,'measure',75,0.048210999999999996912,4.0000000000000003269e-05,4,0.023666147142648696899);
+INSERT INTO steps VALUES(19,'measure',76,0.048511999999999999566,4.0000000000000003269e-05,4,0.022998956963419914245);
+INSERT INTO steps VALUES(19,'measure',77,0.091343999999999994643,4.0000000000000003269e-05,4,0.022372141480445861816);
+INSERT INTO steps VALUES(19,'measure',78,0.055303999999999998993,7.1000000000000004622e-05,4,0.021779105067253112792);
+INSERT INTO steps VALUES(19,'measure',79,0.048411999999999996702,4.0000000000000003269e-05,4,0.021217390894889831542);
+INSERT INTO steps VALUES(19,'measure',80,0.048240999999999999159,4.0000000000000003269e-05,4,0.020684722810983657836);
+INSERT INTO steps VALUES(19,'measure',81,0.048362000000000002208,4.0000000000000003269e-05,4,0.020181702449917793273);
+INSERT INTO steps VALUES(19,'measure',82,0.048381000000000000393,4.0000000000000003269e-05,4,0.019718974828720092773);
+INSERT INTO steps VALUES(19,'measure',83,0.053471999999999998698,4.0000000000000003269e-05,4,0.01927642524242401123);
+INSERT INTO steps VALUES(19,'measure',84,0.049142999999999999183,5.0000000000000002393e-05,4,0.018852829933166503906);
+INSERT INTO steps VALUES(19,'measure',85,0.048661999999999996924,4.0000000000000003269e-05,4,0.018447082489728927612);
+INSERT INTO steps VALUES(19,'measure',86,0.048522000000000002628,4.0000000000000003269e-05,4,0.018058102577924728393);
+INSERT INTO steps VALUES(19,'measure',87,0.048481999999999997319,4.0000000000000003269e-05,4,0.017684914171695709228);
+INSERT INTO steps VALUES(19,'measure',88,0.048030999999999997307,4.0000000000000003269e-05,4,0.01732660830020904541);
+INSERT INTO steps VALUES(19,'measure',89,0.048141000000000003233,4.0000000000000003269e-05,4,0.016982356086373329162);
+INSERT INTO steps VALUES(19,'measure',90,0.048321999999999996899,5.0000000000000002393e-05,4,0.016651442274451255798);
+INSERT INTO steps VALUES(19,'measure',91,0.048531999999999998751,4.0000000000000003269e-05,4,0.016333034262061119079);
+INSERT INTO steps VALUES(19,'measure',92,0.053109999999999997488,4.0000000000000003269e-05,4,0.016028808429837226867);
+INSERT INTO steps VALUES(19,'measure',93,0.048370999999999997331,5.0000000000000002393e-05,4,0.015744566917419433593);
+INSERT INTO steps VALUES(19,'measure',94,0.048452000000000002011,4.0000000000000003269e-05,4,0.015469349920749664306);
+INSERT INTO steps VALUES(19,'measure',95,0.048321999999999996899,5.0999999999999999595e-05,4,0.015202721580862998962);
+INSERT INTO steps VALUES(19,'measure',96,0.048111000000000000986,4.0000000000000003269e-05,4,0.014944369904696941375);
+INSERT INTO steps VALUES(19,'measure',97,0.095590999999999995417,4.0000000000000003269e-05,4,0.014694529585540294647);
+INSERT INTO steps VALUES(19,'measure',98,0.050686000000000001886,8.0000000000000006539e-05,4,0.014454116113483905792);
+INSERT INTO steps VALUES(19,'measure',99,0.052679999999999997661,4.0000000000000003269e-05,4,0.014221816323697566986);
+INSERT INTO steps VALUES(19,'measure',100,0.048091000000000001801,4.0000000000000003269e-05,4,0.013997752219438552856);
+INSERT INTO steps VALUES(19,'measure',101,0.048421999999999999764,4.0000000000000003269e-05,4,0.013780171051621437072);
+INSERT INTO steps VALUES(19,'measure',102,0.048231000000000003036,4.0000000000000003269e-05,4,0.013571744784712791442);
+INSERT INTO steps VALUES(19,'measure',103,0.04861200000000000243,4.1000000000000000471e-05,4,0.013370594009757041931);
+INSERT INTO steps VALUES(19,'measure',104,0.050816000000000000058,4.0000000000000003269e-05,4,0.013174444437026977539);
+INSERT INTO steps VALUES(19,'measure',105,0.048272000000000002406,4.0000000000000003269e-05,4,0.012983210384845733642);
+INSERT INTO steps VALUES(19,'measure',106,0.048080999999999998739,4.0000000000000003269e-05,4,0.012797217816114425659);
+INSERT INTO steps VALUES(19,'measure',107,0.048111000000000000986,4.0000000000000003269e-05,4,0.012615296058356761932);
+INSERT INTO steps VALUES(19,'measure',108,0.048592000000000003245,4.0000000000000003269e-05,4,0.012439737096428871154);
+INSERT INTO steps VALUES(19,'measure',109,0.12667999999999998705,4.0000000000000003269e-05,4,0.012270487844944000244);
+INSERT INTO steps VALUES(19,'measure',110,0.059533000000000002582,9.0000000000000005672e-05,4,0.012105794623494148254);
+INSERT INTO steps VALUES(19,'measure',111,0.048522000000000002628,4.0000000000000003269e-05,4,0.011945392936468124389);
+INSERT INTO steps VALUES(19,'measure',112,0.048231000000000003036,4.0000000000000003269e-05,4,0.011789316311478614807);
+INSERT INTO steps VALUES(19,'measure',113,0.050354999999999996984,4.0000000000000003269e-05,4,0.0116368904709815979);
+INSERT INTO steps VALUES(19,'measure',114,0.093127000000000001445,4.0000000000000003269e-05,4,0.011488176882266998291);
+INSERT INTO steps VALUES(19,'measure',115,0.054893999999999998351,6.0000000000000001517e-05,4,0.011345199309289455413);
+INSERT INTO steps VALUES(19,'measure',116,0.048091000000000001801,5.0000000000000002393e-05,4,0.011205345392227172851);
+INSERT INTO steps VALUES(19,'measure',117,0.050736000000000003318,4.1000000000000000471e-05,4,0.011068206280469894409);
+INSERT INTO steps VALUES(19,'measure',118,0.047970999999999999752,4.0000000000000003269e-05,4,0.01093366369605064392);
+INSERT INTO steps VALUES(19,'measure',119,0.048330999999999998961,3.0000000000000000758e-05,4,0.010801778174936771392);
+INSERT INTO steps VALUES(19,'measure',120,0.048081999999999999739,4.0000000000000003269e-05,4,0.01067381538450717926);
+INSERT INTO steps VALUES(19,'measure',121,0.050555999999999996774,4.0000000000000003269e-05,4,0.010549398139119148254);
+INSERT INTO steps VALUES(19,'measure',122,0.048170999999999998542,3.100000000000000135e-05,4,0.010427467525005340576);
+INSERT INTO steps VALUES(19,'measure',123,0.047980000000000001814,4.0000000000000003269e-05,4,0.010308437980711460113);
+INSERT INTO steps VALUES(19,'measure',124,0.047931000000000001382,4.0000000000000003269e-05,4,0.010191748850047588348);
+INSERT INTO steps VALUES(19,'measure',125,0.050174999999999997379,4.0000000000000003269e-05,4,0.01007716543972492218);
+INSERT INTO steps VALUES(19,'measure',126,0.048071000000000002616,4.0000000000000003269e-05,4,0.0099659552797675132751);
+INSERT INTO steps VALUES(19,'measure',127,0.087124999999999994115,0.00012000000000000000304,4,0.0098571144044399261474);
+INSERT INTO steps VALUES(19,'measure',128,0.048793000000000003035,5.0999999999999999595e-05,4,0.0097500272095203399658);
+INSERT INTO steps VALUES(19,'measure',129,0.048601999999999999368,5.0000000000000002393e-05,4,0.0096447542309761047363);
+INSERT INTO steps VALUES(19,'measure',130,0.04861200000000000243,4.0000000000000003269e-05,4,0.0095419716089963912963);
+INSERT INTO steps VALUES(19,'measure',131,0.08630400000000000571,4.0000000000000003269e-05,4,0.0094420071691274642944);
+INSERT INTO steps VALUES(19,'measure',132,0.11370500000000000051,0.00010100000000000000199,4,0.0093436846509575843811);
+INSERT INTO steps VALUES(19,'measure',133,0.07607400000000000273,8.100000000000000375e-05,4,0.0092469165101647377014);
+INSERT INTO steps VALUES(19,'measure',134,0.068860000000000004538,7.1000000000000004622e-05,4,0.0091521432623267173767);
+INSERT INTO steps VALUES(19,'measure',135,0.068690000000000001056,9.0000000000000005672e-05,4,0.0090594524517655372619);
+INSERT INTO steps VALUES(19,'measure',136,0.084560999999999997278,6.9999999999999993867e-05,4,0.0089683141559362411499);
+INSERT INTO steps VALUES(19,'measure',137,0.069371000000000002105,6.9999999999999993867e-05,4,0.0088789965957403182983);
+INSERT INTO steps VALUES(19,'measure',138,0.068681000000000005933,6.8999999999999996665e-05,4,0.0087914112955331802368);
+INSERT INTO steps VALUES(19,'measure',139,0.067877999999999993896,6.0000000000000001517e-05,4,0.0087053505703806877136);
+INSERT INTO steps VALUES(19,'measure',140,0.083227999999999996427,6.0000000000000001517e-05,4,0.008621579967439174652);
+INSERT INTO steps VALUES(19,'measure',141,0.068900000000000002908,9.1000000000000002865e-05,4,0.008538896217942237854);
+INSERT INTO steps VALUES(19,'measure',142,0.067779000000000005909,6.0999999999999998719e-05,4,0.0084573831409215927124);
+INSERT INTO steps VALUES(19,'measure',143,0.067848000000000005527,6.0000000000000001517e-05,4,0.0083772521466016769409);
+INSERT INTO steps VALUES(19,'measure',144,0.086013000000000006117,6.0999999999999998719e-05,4,0.0082987956702709197998);
+INSERT INTO steps VALUES(19,'measure',145,0.11030900000000000427,6.9999999999999993867e-05,4,0.0082219829782843589782);
+INSERT INTO steps VALUES(19,'measure',146,0.071706000000000005845,6.9999999999999993867e-05,4,0.0081462580710649490356);
+INSERT INTO steps VALUES(19,'measure',147,0.067516999999999993686,6.9999999999999993867e-05,4,0.0080717084929347038269);
+INSERT INTO steps VALUES(19,'measure',148,0.083138000000000003564,6.9999999999999993867e-05,4,0.0079987458884716033935);
+INSERT INTO steps VALUES(19,'measure',149,0.067758999999999999785,8.100000000000000375e-05,4,0.0079270182177424430847);
+INSERT INTO steps VALUES(19,'measure',150,0.070743000000000000326,6.0000000000000001517e-05,4,0.0078561995178461074829);
+INSERT INTO steps VALUES(19,'measure',151,0.069082000000000004513,6.0000000000000001517e-05,4,0.0077867321670055389404);
+INSERT INTO steps VALUES(19,'measure',152,0.067656999999999994921,6.0000000000000001517e-05,4,0.007718559354543685913);
+INSERT INTO steps VALUES(19,'measure',153,0.084260000000000001563,8.0000000000000006539e-05,4,0.0076513867825269699096);
+INSERT INTO steps VALUES(19,'measure',154,0.070182999999999995388,6.9999999999999993867e-05,4,0.0075851846486330032348);
+INSERT INTO steps VALUES(19,'measure',155,0.067969000000000001637,7.1000000000000004622e-05,4,0.0075200418941676616668);
+INSERT INTO steps VALUES(19,'measure',156,0.068769999999999997797,6.9999999999999993867e-05,4,0.0074560162611305713653);
+INSERT INTO steps VALUES(19,'measure',157,0.0741010000000000002,8.0000000000000006539e-05,4,0.0073928413912653923034);
+INSERT INTO steps VALUES(19,'measure',158,0.049223000000000002862,4.0000000000000003269e-05,4,0.0073310201987624168395);
+INSERT INTO steps VALUES(19,'measure',159,0.097795000000000006923,4.0000000000000003269e-05,4,0.0072701126337051391601);
+INSERT INTO steps VALUES(19,'measure',160,0.05186799999999999744,6.9999999999999993867e-05,4,0.0072101168334484100341);
+INSERT INTO steps VALUES(19,'measure',161,0.049734000000000000429,5.0999999999999999595e-05,4,0.007150767836719751358);
+INSERT INTO steps VALUES(19,'measure',162,0.048752999999999997726,4.0000000000000003269e-05,4,0.0070925094187259674072);
+INSERT INTO steps VALUES(19,'measure',163,0.048531999999999998751,4.0000000000000003269e-05,4,0.0070353103801608085632);
+INSERT INTO steps VALUES(19,'measure',164,0.048722000000000001418,4.0000000000000003269e-05,4,0.0069786687381565570831);
+INSERT INTO steps VALUES(19,'measure',165,0.048621999999999998554,4.0000000000000003269e-05,4,0.00692305760458111763);
+INSERT INTO steps VALUES(19,'measure',166,0.048141999999999997295,4.1000000000000000471e-05,4,0.0068683009594678878784);
+INSERT INTO steps VALUES(19,'measure',167,0.048431000000000001826,4.0000000000000003269e-05,4,0.0068141324445605278015);
+INSERT INTO steps VALUES(19,'measure',168,0.048902000000000001023,4.0000000000000003269e-05,4,0.0067607294768095016479);
+INSERT INTO steps VALUES(19,'measure',169,0.048222000000000000974,3.0000000000000000758e-05,4,0.0067085949704051017761);
+INSERT INTO steps VALUES(19,'measure',170,0.047931000000000001382,4.0000000000000003269e-05,4,0.0066570490598678588867);
+INSERT INTO steps VALUES(19,'measure',171,0.096543000000000003812,4.0000000000000003269e-05,4,0.006605884060263633728);
+INSERT INTO steps VALUES(19,'measure',172,0.057849999999999998645,9.0000000000000005672e-05,4,0.0065553961321711540222);
+INSERT INTO steps VALUES(19,'measure',173,0.048330999999999998961,4.8999999999999998417e-05,4,0.0065059112384915351867);
+INSERT INTO steps VALUES(19,'measure',174,0.048452000000000002011,3.0000000000000000758e-05,4,0.0064569856040179729461);
+INSERT INTO steps VALUES(19,'measure',175,0.048361000000000001208,4.1000000000000000471e-05,4,0.0064088562503457069396);
+INSERT INTO steps VALUES(19,'measure',176,0.047891000000000003011,4.0000000000000003269e-05,4,0.0063614640384912490844);
+INSERT INTO steps VALUES(19,'measure',177,0.093006000000000005334,4.0000000000000003269e-05,4,0.0063146301545202732086);
+INSERT INTO steps VALUES(19,'measure',178,0.054302999999999997104,6.0000000000000001517e-05,4,0.0062685040757060050964);
+INSERT INTO steps VALUES(19,'measure',179,0.048592000000000003245,4.0000000000000003269e-05,4,0.0062227910384535789489);
+INSERT INTO steps VALUES(19,'measure',180,0.048120999999999997109,4.0000000000000003269e-05,4,0.006178052164614200592);
+INSERT INTO steps VALUES(19,'measure',181,0.048231000000000003036,4.0000000000000003269e-05,4,0.0061337538063526153564);
+INSERT INTO steps VALUES(19,'measure',182,0.048492000000000000381,4.0000000000000003269e-05,4,0.0060897786170244216918);
+INSERT INTO steps VALUES(19,'measure',183,0.068449999999999996957,4.0000000000000003269e-05,4,0.0060467179864645004272);
+INSERT INTO steps VALUES(19,'measure',184,0.048502000000000003443,5.0000000000000002393e-05,4,0.0060042478144168853759);
+INSERT INTO steps VALUES(19,'measure',185,0.048941999999999999393,4.0000000000000003269e-05,4,0.005962220020592212677);
+INSERT INTO steps VALUES(19,'measure',186,0.048642999999999998739,4.0000000000000003269e-05,4,0.0059205759316682815551);
+INSERT INTO steps VALUES(19,'measure',187,0.048041000000000000369,4.0000000000000003269e-05,4,0.0058794617652893066406);
+INSERT INTO steps VALUES(19,'measure',188,0.048481999999999997319,4.0000000000000003269e-05,4,0.0058390856720507144927);
+INSERT INTO steps VALUES(19,'measure',189,0.048170999999999998542,4.0000000000000003269e-05,4,0.0057990332134068012237);
+INSERT INTO steps VALUES(19,'measure',190,0.048220999999999999974,4.0000000000000003269e-05,4,0.0057596596889197826385);
+INSERT INTO steps VALUES(19,'measure',191,0.048312000000000000776,4.0000000000000003269e-05,4,0.0057208463549613952636);
+INSERT INTO steps VALUES(19,'measure',192,0.048441999999999998949,5.0000000000000002393e-05,4,0.0056824469938874244689);
+INSERT INTO steps VALUES(19,'measure',193,0.048551999999999997936,4.0000000000000003269e-05,4,0.0056443712674081325531);
+INSERT INTO steps VALUES(19,'measure',194,0.048350999999999998146,4.0000000000000003269e-05,4,0.0056071528233587741851);
+INSERT INTO steps VALUES(19,'measure',195,0.048152000000000000357,4.0000000000000003269e-05,4,0.0055701695382595062255);
+INSERT INTO steps VALUES(19,'measure',196,0.047990999999999998937,4.0000000000000003269e-05,4,0.0055334805510938167572);
+INSERT INTO steps VALUES(19,'measure',197,0.099498000000000003106,4.0000000000000003269e-05,4,0.0054972041398286819458);
+INSERT INTO steps VALUES(19,'measure',198,0.048120999999999997109,6.0000000000000001517e-05,4,0.0054615777917206287384);
+INSERT INTO steps VALUES(19,'measure',199,0.048161000000000002418,4.0000000000000003269e-05,4,0.0054263356141746044158);
+INSERT INTO steps VALUES(19,'measure',200,0.047809999999999998332,4.1000000000000000471e-05,4,0.0053913290612399578094);
+INSERT INTO steps VALUES(19,'measure',201,0.0477609999999999979,5.0999999999999999595e-05,4,0.0053571499884128570556);
+INSERT INTO steps VALUES(19,'measure',202,0.047970999999999999752,4.0000000000000003269e-05,4,0.0053231772035360336303);
+INSERT INTO steps VALUES(19,'measure',203,0.047791000000000000147,4.0000000000000003269e-05,4,0.005289499182254076004);
+INSERT INTO steps VALUES(19,'measure',204,0.0477599999999999969,4.0000000000000003269e-05,4,0.005256056319922208786);
+INSERT INTO steps VALUES(19,'measure',205,0.062589000000000005741,4.0000000000000003269e-05,4,0.0052233235910534858703);
+INSERT INTO steps VALUES(19,'measure',206,0.050404999999999998416,4.0000000000000003269e-05,4,0.0051907971501350402832);
+INSERT INTO steps VALUES(19,'measure',207,0.048141999999999997295,4.0000000000000003269e-05,4,0.0051588024944067001342);
+INSERT INTO steps VALUES(19,'measure',208,0.048541000000000000813,4.0000000000000003269e-05,4,0.0051270439289510250091);
+INSERT INTO steps VALUES(19,'measure',209,0.048271000000000001406,4.0000000000000003269e-05,4,0.0050957580097019672393);
+INSERT INTO steps VALUES(19,'measure',210,0.048432000000000002826,4.0000000000000003269e-05,4,0.0050647370517253875732);
+INSERT INTO steps VALUES(19,'measure',211,0.048121999999999998109,4.0000000000000003269e-05,4,0.0050341011956334114074);
+INSERT INTO steps VALUES(19,'measure',212,0.048452000000000002011,4.0000000000000003269e-05,4,0.0050038793124258518218);
+INSERT INTO steps VALUES(19,'measure',213,0.047879999999999998949,4.0000000000000003269e-05,4,0.0049738925881683826446);
+INSERT INTO steps VALUES(19,'measure',214,0.048111000000000000986,4.0000000000000003269e-05,4,0.0049441126175224781036);
+INSERT INTO steps VALUES(19,'measure',215,0.048301999999999997714,4.1000000000000000471e-05,4,0.004914953373372554779);
+INSERT INTO steps VALUES(19,'measure',216,0.096723000000000003417,5.0000000000000002393e-05,4,0.0048860893584787845611);
+INSERT INTO steps VALUES(19,'measure',217,0.051607000000000000095,6.0000000000000001517e-05,4,0.0048573138192296028137);
+INSERT INTO steps VALUES(19,'measure',218,0.048543000000000002813,4.1000000000000000471e-05,4,0.0048288931138813495635);
+INSERT INTO steps VALUES(19,'measure',219,0.048722000000000001418,5.0000000000000002393e-05,4,0.0048008570447564125061);
+INSERT INTO steps VALUES(19,'measure',220,0.048201000000000000789,4.0000000000000003269e-05,4,0.0047731455415487289428);
+INSERT INTO steps VALUES(19,'measure',221,0.048481999999999997319,4.1000000000000000471e-05,4,0.0047456407919526100158);
+INSERT INTO steps VALUES(19,'measure',222,0.048441999999999998949,4.0000000000000003269e-05,4,0.0047184615395963191986);
+INSERT INTO steps VALUES(19,'measure',223,0.048210999999999996912,5.0000000000000002393e-05,4,0.0046916073188185691833);
+INSERT INTO steps VALUES(19,'measure',224,0.048441999999999998949,4.0000000000000003269e-05,4,0.0046649593859910964965);
+INSERT INTO steps VALUES(19,'measure',225,0.048421999999999999764,4.0000000000000003269e-05,4,0.0046385480090975761413);
+INSERT INTO steps VALUES(19,'measure',226,0.061606000000000001037,4.1000000000000000471e-05,4,0.0046125804074108600616);
+INSERT INTO steps VALUES(19,'measure',227,0.048371999999999998332,4.0000000000000003269e-05,4,0.0045869383029639720916);
+INSERT INTO steps VALUES(19,'measure',228,0.048111000000000000986,4.0000000000000003269e-05,4,0.0045613548718392848968);
+INSERT INTO steps VALUES(19,'measure',229,0.048242000000000000159,4.0000000000000003269e-05,4,0.0045360666699707508087);
+INSERT INTO steps VALUES(19,'measure',230,0.048431000000000001826,4.0000000000000003269e-05,4,0.0045111337676644325256);
+INSERT INTO steps VALUES(19,'measure',231,0.047870999999999996887,4.0000000000000003269e-05,4,0.0044864369556307792663);
+INSERT INTO steps VALUES(19,'measure',232,0.048481999999999997319,5.0000000000000002393e-05,4,0.0044619771651923656463);
+INSERT INTO steps VALUES(19,'measure',233,0.048220999999999999974,4.0000000000000003269e-05,4,0.0044376943260431289672);
+INSERT INTO steps VALUES(19,'measure',234,0.048010999999999998122,5.0000000000000002393e-05,4,0.0044137667864561080932);
+INSERT INTO steps VALUES(19,'measure',235,0.093086000000000002074,5.0000000000000002393e-05,4,0.0043900460004806518554);
+INSERT INTO steps VALUES(19,'measure',236,0.055405000000000002857,7.1000000000000004622e-05,4,0.004366472829133272171);
+INSERT INTO steps VALUES(19,'measure',237,0.048912999999999998146,4.8999999999999998417e-05,4,0.0043432554230093955993);
+INSERT INTO steps VALUES(19,'measure',238,0.048150999999999999356,4.0000000000000003269e-05,4,0.0043202443048357963562);
+INSERT INTO steps VALUES(19,'measure',239,0.048242000000000000159,4.1000000000000000471e-05,4,0.004297350998967885971);
+INSERT INTO steps VALUES(19,'measure',240,0.048300999999999996714,4.0000000000000003269e-05,4,0.0042747240513563156127);
+INSERT INTO steps VALUES(19,'measure',241,0.048411999999999996702,4.0000000000000003269e-05,4,0.0042524235323071479797);
+INSERT INTO steps VALUES(19,'measure',242,0.048220999999999999974,4.0000000000000003269e-05,4,0.0042301807552576065063);
+INSERT INTO steps VALUES(19,'measure',243,0.048331999999999999961,4.0000000000000003269e-05,4,0.0042082937434315681457);
+INSERT INTO steps VALUES(19,'measure',244,0.060133999999999999952,4.1000000000000000471e-05,4,0.0041866139508783817291);
+INSERT INTO steps VALUES(19,'measure',245,0.048452000000000002011,4.0000000000000003269e-05,4,0.0041650221683084964752);
+INSERT INTO steps VALUES(19,'measure',246,0.048039999999999999369,4.0000000000000003269e-05,4,0.0041436674073338508605);
+INSERT INTO steps VALUES(19,'measure',247,0.048432000000000002826,4.0000000000000003269e-05,4,0.0041225794702768325805);
+INSERT INTO steps VALUES(19,'measure',248,0.108244999999999994,4.0000000000000003269e-05,4,0.0041016386821866035461);
+INSERT INTO steps VALUES(19,'measure',249,0.048962999999999999578,8.100000000000000375e-05,4,0.0040809353813529014587);
+INSERT INTO steps VALUES(19,'measure',250,0.048420999999999998764,4.0000000000000003269e-05,4,0.0040604090318083763122);
+INSERT INTO steps VALUES(19,'measure',251,0.048362000000000002208,4.0000000000000003269e-05,4,0.0040400899015367031097);
+INSERT INTO steps VALUES(19,'measure',252,0.048571999999999997121,4.0000000000000003269e-05,4,0.0040199179202318191528);
+INSERT INTO steps VALUES(19,'measure',253,0.092726000000000002865,4.0000000000000003269e-05,4,0.0039999540895223617553);
+INSERT INTO steps VALUES(19,'measure',254,0.054994000000000001215,9.0000000000000005672e-05,4,0.0039801974780857563018);
+INSERT INTO steps VALUES(19,'measure',255,0.089660000000000003583,0.00015100000000000001116,4,0.0039605884812772274017);
+INSERT INTO steps VALUES(19,'measure',256,0.049083000000000001628,5.0000000000000002393e-05,4,0.0039411569014191627502);
+INSERT INTO steps VALUES(19,'measure',257,0.048432000000000002826,4.0000000000000003269e-05,4,0.0039218734018504619598);
+INSERT INTO steps VALUES(19,'measure',258,0.0492129999999999998,5.0000000000000002393e-05,4,0.0039028860628604888916);
+INSERT INTO steps VALUES(19,'measure',259,0.048280999999999997529,4.0000000000000003269e-05,4,0.0038840170018374919891);
+INSERT INTO steps VALUES(19,'measure',260,0.048543000000000002813,4.0000000000000003269e-05,4,0.0038652960211038589477);
+INSERT INTO steps VALUES(19,'measure',261,0.048381000000000000393,4.0000000000000003269e-05,4,0.003846752457320690155);
+INSERT INTO steps VALUES(19,'measure',262,0.048421999999999999764,4.0000000000000003269e-05,4,0.0038284161128103733062);
+INSERT INTO steps VALUES(19,'measure',263,0.048452000000000002011,4.0000000000000003269e-05,4,0.0038102283142507076263);
+INSERT INTO steps VALUES(19,'measure',264,0.048600999999999998368,4.0000000000000003269e-05,4,0.0037921282928436994552);
+INSERT INTO steps VALUES(19,'measure',265,0.049064000000000003443,5.0999999999999999595e-05,4,0.0037742955610156059265);
+INSERT INTO steps VALUES(19,'measure',266,0.048961999999999998578,4.0000000000000003269e-05,4,0.0037564919330179691314);
+INSERT INTO steps VALUES(19,'measure',267,0.048502000000000003443,5.0999999999999999595e-05,4,0.0037388659548014402389);
+INSERT INTO steps VALUES(19,'measure',268,0.048853000000000000591,4.0000000000000003269e-05,4,0.0037214767653495073318);
+INSERT INTO steps VALUES(19,'measure',269,0.048551999999999997936,4.0000000000000003269e-05,4,0.0037042954936623573303);
+INSERT INTO steps VALUES(19,'measure',270,0.071665000000000006474,4.0000000000000003269e-05,4,0.0036871135234832763671);
+INSERT INTO steps VALUES(19,'measure',271,0.11275399999999999312,8.0000000000000006539e-05,4,0.0036700502969324588775);
+INSERT INTO steps VALUES(19,'measure',272,0.091423000000000004261,6.9999999999999993867e-05,4,0.0036532534286379814147);
+INSERT INTO steps VALUES(19,'measure',273,0.070594000000000003969,8.100000000000000375e-05,4,0.0036366339772939682006);
+INSERT INTO steps VALUES(19,'measure',274,0.068168999999999993488,6.9999999999999993867e-05,4,0.0036200741305947303771);
+INSERT INTO steps VALUES(19,'measure',275,0.068529999999999993698,6.9999999999999993867e-05,4,0.003603602992370724678);
+INSERT INTO steps VALUES(19,'measure',276,0.082817000000000001724,6.9999999999999993867e-05,4,0.0035873986780643463134);
+INSERT INTO steps VALUES(19,'measure',277,0.06869999999999999718,6.0000000000000001517e-05,4,0.0035712830722332000732);
+INSERT INTO steps VALUES(19,'measure',278,0.068047999999999997378,6.9999999999999993867e-05,4,0.0035551968030631542205);
+INSERT INTO steps VALUES(19,'measure',279,0.067488000000000006317,6.0000000000000001517e-05,4,0.0035392879508435726165);
+INSERT INTO steps VALUES(19,'measure',280,0.083719000000000001748,6.0000000000000001517e-05,4,0.0035236165858805179595);
+INSERT INTO steps VALUES(19,'measure',281,0.072938000000000002831,0.00010100000000000000199,4,0.0035080043599009513854);
+INSERT INTO steps VALUES(19,'measure',282,0.069692000000000003945,7.1000000000000004622e-05,4,0.0034924510400742292404);
+INSERT INTO steps VALUES(19,'measure',283,0.068540000000000003699,6.0000000000000001517e-05,4,0.0034771943464875221252);
+INSERT INTO steps VALUES(19,'measure',284,0.108244999999999994,7.1000000000000004622e-05,4,0.0034619374200701713562);
+INSERT INTO steps VALUES(19,'measure',285,0.085972999999999993869,7.1000000000000004622e-05,4,0.0034468285739421844482);
+INSERT INTO steps VALUES(19,'measure',286,0.070093000000000002525,6.0000000000000001517e-05,4,0.0034317788667976856231);
+INSERT INTO steps VALUES(19,'measure',287,0.067437999999999997946,6.9999999999999993867e-05,4,0.0034169070422649383544);
+INSERT INTO steps VALUES(19,'measure',288,0.068308999999999994723,7.1000000000000004622e-05,4,0.0034021832980215549468);
+INSERT INTO steps VALUES(19,'measure',289,0.083727999999999996871,6.9999999999999993867e-05,4,0.0033875780645757913589);
+INSERT INTO steps VALUES(19,'measure',290,0.068880999999999997784,8.0000000000000006539e-05,4,0.0033730319701135158538);
+INSERT INTO steps VALUES(19,'measure',291,0.067428000000000001823,6.9999999999999993867e-05,4,0.003358663991093635559);
+INSERT INTO steps VALUES(19,'measure',292,0.06737700000000000633,6.9999999999999993867e-05,4,0.0033444140572100877761);
+INSERT INTO steps VALUES(19,'measure',293,0.081625000000000003108,8.0000000000000006539e-05,4,0.0033301939256489276885);
+INSERT INTO steps VALUES(19,'measure',294,0.07087499999999999356,6.9999999999999993867e-05,4,0.0033161812461912631988);
+INSERT INTO steps VALUES(19,'measure',295,0.068769999999999997797,7.1000000000000004622e-05,4,0.0033022279385477304458);
+INSERT INTO steps VALUES(19,'measure',296,0.081213999999999994527,7.1000000000000004622e-05,4,0.003288333304226398468);
+INSERT INTO steps VALUES(19,'measure',297,0.04901200000000000001,5.0999999999999999595e-05,4,0.0032746761571615934371);
+INSERT INTO steps VALUES(19,'measure',298,0.12616900000000000336,4.0000000000000003269e-05,4,0.0032611079514026641845);
+INSERT INTO steps VALUES(19,'measure',299,0.052839999999999998081,7.1000000000000004622e-05,4,0.003247539512813091278);
+INSERT INTO steps VALUES(19,'measure',300,0.0492129999999999998,4.0000000000000003269e-05,4,0.003234089817851781845);
+INSERT INTO steps VALUES(19,'measure',301,0.048662999999999997924,4.8999999999999998417e-05,4,0.003220788436010479927);
+INSERT INTO steps VALUES(19,'measure',302,0.048420999999999998764,4.0000000000000003269e-05,4,0.0032076351344585418701);
+INSERT INTO steps VALUES(19,'measure',303,0.048671999999999999986,4.0000000000000003269e-05,4,0.0031944219954311847686);
+INSERT INTO steps VALUES(19,'measure',304,0.048743000000000001603,4.0000000000000003269e-05,4,0.0031814759131520986557);
+INSERT INTO steps VALUES(19,'measure',305,0.048341000000000002023,4.0000000000000003269e-05,4,0.003168559633195400238);
+INSERT INTO steps VALUES(19,'measure',306,0.048723000000000002418,4.0000000000000003269e-05,4,0.0031557320617139339447);
+INSERT INTO steps VALUES(19,'measure',307,0.048853000000000000591,4.0000000000000003269e-05,4,0.0031429342925548553466);
+INSERT INTO steps VALUES(19,'measure',308,0.04881200000000000122,4.0000000000000003269e-05,4,0.0031303735449910163879);
+INSERT INTO steps VALUES(19,'measure',309,0.048632000000000001616,5.0000000000000002393e-05,4,0.0031179017387330532073);
+INSERT INTO steps VALUES(19,'measure',310,0.11083999999999999408,4.0000000000000003269e-05,4,0.0031053407583385705947);
+INSERT INTO steps VALUES(19,'measure',311,0.052038000000000000921,8.0000000000000006539e-05,4,0.0030929874628782272338);
+INSERT INTO steps VALUES(19,'measure',312,0.048883000000000002838,4.0000000000000003269e-05,4,0.0030807228758931159973);
+INSERT INTO steps VALUES(19,'measure',313,0.048472000000000001196,4.0000000000000003269e-05,4,0.0030685770325362682342);
+INSERT INTO steps VALUES(19,'measure',314,0.048522000000000002628,4.0000000000000003269e-05,4,0.0030565203633159399032);
+INSERT INTO steps VALUES(19,'measure',315,0.092795000000000002482,4.0000000000000003269e-05,4,0.0030445226002484560012);
+INSERT INTO steps VALUES(19,'measure',316,0.055545999999999998153,6.9999999999999993867e-05,4,0.0030326140113174915313);
+INSERT INTO steps VALUES(19,'measure',317,0.063320000000000001283,4.0000000000000003269e-05,4,0.0030207941308617591857);
+INSERT INTO steps VALUES(19,'measure',318,0.048551999999999997936,4.0000000000000003269e-05,4,0.0030090634245425462722);
+INSERT INTO steps VALUES(19,'measure',319,0.048510999999999998566,4.0000000000000003269e-05,4,0.0029974807985126972198);
+INSERT INTO steps VALUES(19,'measure',320,0.048543000000000002813,4.0000000000000003269e-05,4,0.0029858984053134918212);
+INSERT INTO steps VALUES(19,'measure',321,0.048781999999999998973,5.0000000000000002393e-05,4,0.0029743150807917118072);
+INSERT INTO steps VALUES(19,'measure',322,0.048330999999999998961,4.0000000000000003269e-05,4,0.0029629995115101337432);
+INSERT INTO steps VALUES(19,'measure',323,0.048492000000000000381,0.00011000000000000000391,4,0.0029516834765672683715);
+INSERT INTO steps VALUES(19,'measure',324,0.048312000000000000776,4.0000000000000003269e-05,4,0.0029404568485915660858);
+INSERT INTO steps VALUES(19,'measure',325,0.048711999999999998356,5.0000000000000002393e-05,4,0.0029292893595993518829);
+INSERT INTO steps VALUES(19,'measure',326,0.04796099999999999669,4.0000000000000003269e-05,4,0.0029181810095906257629);
+INSERT INTO steps VALUES(19,'measure',327,0.047981000000000002814,4.0000000000000003269e-05,4,0.0029072209727019071578);
+INSERT INTO steps VALUES(19,'measure',328,0.047530000000000002802,4.0000000000000003269e-05,4,0.0028962013311684131622);
+INSERT INTO steps VALUES(19,'measure',329,0.048001000000000001999,4.0000000000000003269e-05,4,0.0028854194097220897674);
+INSERT INTO steps VALUES(19,'measure',330,0.04771999999999999853,4.0000000000000003269e-05,4,0.0028746372554451227188);
+INSERT INTO steps VALUES(19,'measure',331,0.074621000000000006768,4.0000000000000003269e-05,4,0.0028639440424740314483);
+INSERT INTO steps VALUES(19,'measure',332,0.048222000000000000974,5.0000000000000002393e-05,4,0.0028532210271805524826);
+INSERT INTO steps VALUES(19,'measure',333,0.048111000000000000986,4.0000000000000003269e-05,4,0.0028427354991436004638);
+INSERT INTO steps VALUES(19,'measure',334,0.094810000000000005382,4.0000000000000003269e-05,4,0.0028322795405983924865);
+INSERT INTO steps VALUES(19,'measure',335,0.055434999999999998165,6.0000000000000001517e-05,4,0.0028218827210366725921);
+INSERT INTO steps VALUES(19,'measure',336,0.048582000000000000183,5.0000000000000002393e-05,4,0.0028114563319832086563);
+INSERT INTO steps VALUES(19,'measure',337,0.048370999999999997331,5.0000000000000002393e-05,4,0.0028012376278638839721);
+INSERT INTO steps VALUES(19,'measure',338,0.048472000000000001196,5.0999999999999999595e-05,4,0.002791018923744559288);
+INSERT INTO steps VALUES(19,'measure',339,0.048652000000000000801,4.0000000000000003269e-05,4,0.0027808295562863349914);
+INSERT INTO steps VALUES(19,'measure',340,0.048711999999999998356,4.0000000000000003269e-05,4,0.0027708481065928936004);
+INSERT INTO steps VALUES(19,'measure',341,0.048551999999999997936,4.0000000000000003269e-05,4,0.0027608368545770645141);
+INSERT INTO steps VALUES(19,'measure',342,0.04881300000000000222,3.0000000000000000758e-05,4,0.0027508849743753671646);
+INSERT INTO steps VALUES(19,'measure',343,0.048621999999999998554,4.0000000000000003269e-05,4,0.0027410518378019332885);
+INSERT INTO steps VALUES(19,'measure',344,0.048461999999999998134,4.0000000000000003269e-05,4,0.0027312482707202434539);
+INSERT INTO steps VALUES(19,'measure',345,0.048923000000000001208,4.0000000000000003269e-05,4,0.0027214740402996540069);
+INSERT INTO steps VALUES(19,'measure',346,0.048541000000000000813,4.0000000000000003269e-05,4,0.0027118485886603593826);
+INSERT INTO steps VALUES(19,'measure',347,0.048682999999999997109,4.0000000000000003269e-05,4,0.0027021933346986770629);
+INSERT INTO steps VALUES(19,'measure',348,0.048551999999999997936,4.0000000000000003269e-05,4,0.0026927159633487462997);
+INSERT INTO steps VALUES(19,'measure',349,0.048571999999999997121,4.0000000000000003269e-05,4,0.0026832385919988155364);
+INSERT INTO steps VALUES(19,'measure',350,0.065293000000000003812,4.0000000000000003269e-05,4,0.00267382059246301651);
+INSERT INTO steps VALUES(19,'measure',351,0.048351999999999999146,4.0000000000000003269e-05,4,0.0026644619647413492202);
+INSERT INTO steps VALUES(19,'measure',352,0.048080999999999998739,5.0000000000000002393e-05,4,0.0026551624760031700134);
+INSERT INTO steps VALUES(19,'measure',353,0.093276999999999998802,4.0000000000000003269e-05,4,0.002645892556756734848);
+INSERT INTO steps VALUES(19,'measure',354,0.055605000000000001647,8.0000000000000006539e-05,4,0.0026367416139692068099);
+INSERT INTO steps VALUES(19,'measure',355,0.048421999999999999764,0.00012000000000000000304,4,0.0026276202406734228134);
+INSERT INTO steps VALUES(19,'measure',356,0.047900999999999999134,4.0000000000000003269e-05,4,0.002618587808683514595);
+INSERT INTO steps VALUES(19,'measure',357,0.048460999999999997134,4.0000000000000003269e-05,4,0.002609584946185350418);
+INSERT INTO steps VALUES(19,'measure',358,0.048342000000000003023,4.0000000000000003269e-05,4,0.0026006118860095739364);
+INSERT INTO steps VALUES(19,'measure',359,0.04796099999999999669,4.0000000000000003269e-05,4,0.0025917573366314172744);
+INSERT INTO steps VALUES(19,'measure',360,0.047780999999999997085,5.0000000000000002393e-05,4,0.0025829626247286796569);
+INSERT INTO steps VALUES(19,'measure',361,0.048000000000000000999,4.0000000000000003269e-05,4,0.0025741078425198793411);
+INSERT INTO steps VALUES(19,'measure',362,0.047940999999999997505,5.0999999999999999595e-05,4,0.0025654314085841178894);
+INSERT INTO steps VALUES(19,'measure',363,0.071245000000000002771,4.0000000000000003269e-05,4,0.0025568441487848758697);
+INSERT INTO steps VALUES(19,'measure',364,0.048682999999999997109,4.0000000000000003269e-05,4,0.0025481674820184707641);
+INSERT INTO steps VALUES(19,'measure',365,0.048400999999999999579,4.0000000000000003269e-05,4,0.0025396393612027168273);
+INSERT INTO steps VALUES(19,'measure',366,0.047740999999999998715,4.0000000000000003269e-05,4,0.0025311410427093505859);
+INSERT INTO steps VALUES(19,'measure',367,0.048993000000000001825,4.0000000000000003269e-05,4,0.0025227018631994724273);
+INSERT INTO steps VALUES(19,'measure',368,0.048370999999999997331,4.0000000000000003269e-05,4,0.0025142331141978502273);
+INSERT INTO steps VALUES(19,'measure',369,0.048321000000000002838,4.0000000000000003269e-05,4,0.0025059129111468791961);
+INSERT INTO steps VALUES(19,'measure',370,0.048472000000000001196,4.0000000000000003269e-05,4,0.0024976218119263648986);
+INSERT INTO steps VALUES(19,'measure',371,0.048391999999999997517,4.0000000000000003269e-05,4,0.0024894201196730136871);
+INSERT INTO steps VALUES(19,'measure',372,0.04841100000000000264,4.0000000000000003269e-05,4,0.0024811590556055307388);
+INSERT INTO steps VALUES(19,'measure',373,0.10076200000000000434,4.1000000000000000471e-05,4,0.002473016735166311264);
+INSERT INTO steps VALUES(19,'measure',374,0.048993000000000001825,7.1000000000000004622e-05,4,0.0024649335537105798721);
+INSERT INTO steps VALUES(19,'measure',375,0.048740999999999999603,4.0000000000000003269e-05,4,0.0024568801745772361755);
+INSERT INTO steps VALUES(19,'measure',376,0.048432000000000002826,4.1000000000000000471e-05,4,0.0024489457719027996063);
+INSERT INTO steps VALUES(19,'measure',377,0.048723000000000002418,4.0000000000000003269e-05,4,0.0024410111363977193832);
+INSERT INTO steps VALUES(19,'measure',378,0.04877200000000000285,4.1000000000000000471e-05,4,0.0024330464657396078109);
+INSERT INTO steps VALUES(19,'measure',379,0.048492000000000000381,0.00012100000000000000024,4,0.0024251413997262716293);
+INSERT INTO steps VALUES(19,'measure',380,0.04925299999999999817,3.0000000000000000758e-05,4,0.0024173846468329429626);
+INSERT INTO steps VALUES(19,'measure',381,0.048853000000000000591,4.0000000000000003269e-05,4,0.0024096579290926456451);
+INSERT INTO steps VALUES(19,'measure',382,0.048862000000000002652,4.0000000000000003269e-05,4,0.0024019605480134487152);
+INSERT INTO steps VALUES(19,'measure',383,0.049124000000000000998,4.0000000000000003269e-05,4,0.0023942335974425077438);
+INSERT INTO steps VALUES(19,'measure',384,0.04861200000000000243,4.0000000000000003269e-05,4,0.0023865955881774425506);
+INSERT INTO steps VALUES(19,'measure',385,0.10220300000000000217,4.0000000000000003269e-05,4,0.0023790465202182531356);
+INSERT INTO steps VALUES(19,'measure',386,0.052129000000000001724,6.9999999999999993867e-05,4,0.0023714976850897073745);
+INSERT INTO steps VALUES(19,'measure',387,0.048501000000000002443,4.0000000000000003269e-05,4,0.0023640082217752933502);
+INSERT INTO steps VALUES(19,'measure',388,0.048592000000000003245,4.0000000000000003269e-05,4,0.0023566372692584991455);
+INSERT INTO steps VALUES(19,'measure',389,0.048452000000000002011,4.0000000000000003269e-05,4,0.0023491773754358291625);
+INSERT INTO steps VALUES(19,'measure',390,0.048522999999999996689,4.0000000000000003269e-05,4,0.0023418064229190349578);
+INSERT INTO steps VALUES(19,'measure',391,0.14735899999999998999,4.0000000000000003269e-05,4,0.0023345246445387601852);
+INSERT INTO steps VALUES(19,'measure',392,0.053571000000000000562,6.0999999999999998719e-05,4,0.0023271832615137100219);
+INSERT INTO steps VALUES(19,'measure',393,0.048432000000000002826,4.0000000000000003269e-05,4,0.0023199906572699546813);
+INSERT INTO steps VALUES(19,'measure',394,0.048330999999999998961,4.0000000000000003269e-05,4,0.0023127682507038116455);
+INSERT INTO steps VALUES(19,'measure',395,0.048411999999999996702,4.0000000000000003269e-05,4,0.002305723726749420166);
+INSERT INTO steps VALUES(19,'measure',396,0.048822999999999998343,4.0000000000000003269e-05,4,0.0022985606919974088668);
+INSERT INTO steps VALUES(19,'measure',397,0.048472000000000001196,4.0000000000000003269e-05,4,0.0022914865985512733459);
+INSERT INTO steps VALUES(19,'measure',398,0.048531999999999998751,4.0000000000000003269e-05,4,0.0022844420745968818664);
+INSERT INTO steps VALUES(19,'measure',399,0.10125099999999999378,4.0000000000000003269e-05,4,0.0022774571552872657775);
+INSERT INTO steps VALUES(19,'warmup',0,3.2944209999999998217,0.00038000000000000002092,4,1.1855152845382690429);
+CREATE TABLE metrics (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  name     TEXT NOT NULL CHECK (name <> ''),
+  value    REAL,
+  unit     TEXT NOT NULL DEFAULT '',
+  step     INTEGER
+);
+INSERT INTO metrics VALUES(1,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(1,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(1,'samples_per_s',13972.066346357047223,'samples/s',NULL);
+INSERT INTO metrics VALUES(1,'step_ms_median',0.45762599999999997724,'ms',NULL);
+INSERT INTO metrics VALUES(1,'step_ms_p10',0.42833959999999998702,'ms',NULL);
+INSERT INTO metrics VALUES(1,'step_ms_p90',0.76278040000000002507,'ms',NULL);
+INSERT INTO metrics VALUES(1,'step_ms_p99',0.8314401399999999942,'ms',NULL);
+INSERT INTO metrics VALUES(1,'step_ms_mean',0.57257099999999994111,'ms',NULL);
+INSERT INTO metrics VALUES(1,'measured_s',0.0017177129999999998354,'s',NULL);
+INSERT INTO metrics VALUES(1,'peak_mem_bytes',62560.0,'bytes',NULL);
+INSERT INTO metrics VALUES(1,'final_loss',1.5003163814544677734,'',NULL);
+INSERT INTO metrics VALUES(2,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(2,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(2,'samples_per_s',11629.090169057897583,'samples/s',NULL);
+INSERT INTO metrics VALUES(2,'step_ms_median',0.65387899999999998801,'ms',NULL);
+INSERT INTO metrics VALUES(2,'step_ms_p10',0.49715819999999999456,'ms',NULL);
+INSERT INTO metrics VALUES(2,'step_ms_p90',0.89232220000000006532,'ms',NULL);
+INSERT INTO metrics VALUES(2,'step_ms_p99',0.94597192000000007716,'ms',NULL);
+INSERT INTO metrics VALUES(2,'step_ms_mean',0.68793000000000004146,'ms',NULL);
+INSERT INTO metrics VALUES(2,'measured_s',0.0020637899999999998086,'s',NULL);
+INSERT INTO metrics VALUES(2,'peak_mem_bytes',42360.0,'bytes',NULL);
+INSERT INTO metrics VALUES(2,'final_loss',1.5015277862548828125,'',NULL);
+INSERT INTO metrics VALUES(3,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(3,'channels_last_tensors',2.0,'',NULL);
+INSERT INTO metrics VALUES(3,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(3,'samples_per_s',10396.663017726743418,'samples/s',NULL);
+INSERT INTO metrics VALUES(3,'step_ms_median',0.72862099999999996313,'ms',NULL);
+INSERT INTO metrics VALUES(3,'step_ms_p10',0.66275939999999999852,'ms',NULL);
+INSERT INTO metrics VALUES(3,'step_ms_p90',0.89253859999999995977,'ms',NULL);
+INSERT INTO metrics VALUES(3,'step_ms_p99',0.92942005999999999232,'ms',NULL);
+INSERT INTO metrics VALUES(3,'step_ms_mean',0.76947766666666661539,'ms',NULL);
+INSERT INTO metrics VALUES(3,'measured_s',0.0023084329999999999259,'s',NULL);
+INSERT INTO metrics VALUES(3,'peak_mem_bytes',60512.0,'bytes',NULL);
+INSERT INTO metrics VALUES(3,'final_loss',1.5003162622451782226,'',NULL);
+INSERT INTO metrics VALUES(6,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(6,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(6,'samples_per_s',8175.0523969764572031,'samples/s',NULL);
+INSERT INTO metrics VALUES(6,'step_ms_median',0.94594199999999994954,'ms',NULL);
+INSERT INTO metrics VALUES(6,'step_ms_p10',0.87019080000000004204,'ms',NULL);
+INSERT INTO metrics VALUES(6,'step_ms_p90',1.1000411999999999412,'ms',NULL);
+INSERT INTO metrics VALUES(6,'step_ms_p99',1.134713520000000031,'ms',NULL);
+INSERT INTO metrics VALUES(6,'step_ms_mean',0.97858699999999998464,'ms',NULL);
+INSERT INTO metrics VALUES(6,'measured_s',0.0029357609999999998394,'s',NULL);
+INSERT INTO metrics VALUES(6,'peak_mem_bytes',62560.0,'bytes',NULL);
+INSERT INTO metrics VALUES(6,'final_loss',1.5003163814544677734,'',NULL);
+INSERT INTO metrics VALUES(7,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(7,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(7,'samples_per_s',12074.159487572671423,'samples/s',NULL);
+INSERT INTO metrics VALUES(7,'step_ms_median',0.59212100000000000843,'ms',NULL);
+INSERT INTO metrics VALUES(7,'step_ms_p10',0.47780179999999999873,'ms',NULL);
+INSERT INTO metrics VALUES(7,'step_ms_p90',0.87552260000000003969,'ms',NULL);
+INSERT INTO metrics VALUES(7,'step_ms_p99',0.93928796000000003285,'ms',NULL);
+INSERT INTO metrics VALUES(7,'step_ms_mean',0.6625720000000000498,'ms',NULL);
+INSERT INTO metrics VALUES(7,'measured_s',0.0019877160000000000487,'s',NULL);
+INSERT INTO metrics VALUES(7,'peak_mem_bytes',42360.0,'bytes',NULL);
+INSERT INTO metrics VALUES(7,'final_loss',1.5015277862548828125,'',NULL);
+INSERT INTO metrics VALUES(8,'param_count',465.0,'',NULL);
+INSERT INTO metrics VALUES(8,'channels_last_tensors',2.0,'',NULL);
+INSERT INTO metrics VALUES(8,'batch_size',8.0,'',NULL);
+INSERT INTO metrics VALUES(8,'samples_per_s',8574.6348723969276761,'samples/s',NULL);
+INSERT INTO metrics VALUES(8,'step_ms_median',0.66764500000000004398,'ms',NULL);
+INSERT INTO metrics VALUES(8,'step_ms_p10',0.6380050000000000443,'ms',NULL);
+INSERT INTO metrics VALUES(8,'step_ms_p90',1.3340993999999999353,'ms',NULL);
+INSERT INTO metrics VALUES(8,'step_ms_p99',1.4840516400000001162,'ms',NULL);
+INSERT INTO metrics VALUES(8,'step_ms_mean',0.93298433333333330441,'ms',NULL);
+INSERT INTO metrics VALUES(8,'measured_s',0.0027989529999999998577,'s',NULL);
+INSERT INTO metrics VALUES(8,'peak_mem_bytes',60512.0,'bytes',NULL);
+INSERT INTO metrics VALUES(8,'final_loss',1.5003162622451782226,'',NULL);
+INSERT INTO metrics VALUES(19,'param_count',195.0,'',NULL);
+INSERT INTO metrics VALUES(19,'batch_size',4.0,'',NULL);
+INSERT INTO metrics VALUES(19,'samples_per_s',67653.909154922730524,'samples/s',NULL);
+INSERT INTO metrics VALUES(19,'step_ms_median',0.048652000000000000801,'ms',NULL);
+INSERT INTO metrics VALUES(19,'step_ms_p10',0.048120999999999997109,'ms',NULL);
+INSERT INTO metrics VALUES(19,'step_ms_p90',0.084290100000000006685,'ms',NULL);
+INSERT INTO metrics VALUES(19,'step_ms_p99',0.12617411000000000598,'ms',NULL);
+INSERT INTO metrics VALUES(19,'step_ms_mean',0.059124447500000024136,'ms',NULL);
+INSERT INTO metrics VALUES(19,'measured_s',0.023649779000000009654,'s',NULL);
+INSERT INTO metrics VALUES(19,'peak_mem_bytes',8136.0,'bytes',NULL);
+INSERT INTO metrics VALUES(19,'final_loss',0.0022774571552872657775,'',NULL);
+CREATE TABLE environment (
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  trial_id INTEGER REFERENCES trials(id) ON DELETE CASCADE,
+  key      TEXT NOT NULL CHECK (key <> ''),
+  value    TEXT NOT NULL
+);
+INSERT INTO environment VALUES(1,NULL,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,NULL,'cpu_count','2');
+INSERT INTO environment VALUES(1,NULL,'cuda_available','no');
+INSERT INTO environment VALUES(1,NULL,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,NULL,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,NULL,'cudnn_version','none');
+INSERT INTO environment VALUES(1,NULL,'host','vm');
+INSERT INTO environment VALUES(1,NULL,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,NULL,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,NULL,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,NULL,'mps_available','no');
+INSERT INTO environment VALUES(1,NULL,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,NULL,'plan.mode','ablation');
+INSERT INTO environment VALUES(1,NULL,'plan.order','interleaved');
+INSERT INTO environment VALUES(1,NULL,'plan.order_seed','7');
+INSERT INTO environment VALUES(1,NULL,'plan.repeats','2');
+INSERT INTO environment VALUES(1,NULL,'plan.shard','0/1');
+INSERT INTO environment VALUES(1,NULL,'plan.variants','5');
+INSERT INTO environment VALUES(1,NULL,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,NULL,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,1,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,1,'cpu_count','2');
+INSERT INTO environment VALUES(1,1,'cuda_available','no');
+INSERT INTO environment VALUES(1,1,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,1,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,1,'cudnn_version','none');
+INSERT INTO environment VALUES(1,1,'device','cpu');
+INSERT INTO environment VALUES(1,1,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,1,'host','vm');
+INSERT INTO environment VALUES(1,1,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,1,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,1,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,1,'mps_available','no');
+INSERT INTO environment VALUES(1,1,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,1,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,1,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,2,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,2,'cpu_count','2');
+INSERT INTO environment VALUES(1,2,'cuda_available','no');
+INSERT INTO environment VALUES(1,2,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,2,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,2,'cudnn_version','none');
+INSERT INTO environment VALUES(1,2,'device','cpu');
+INSERT INTO environment VALUES(1,2,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,2,'host','vm');
+INSERT INTO environment VALUES(1,2,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,2,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,2,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,2,'mps_available','no');
+INSERT INTO environment VALUES(1,2,'note.00','amp: autocast to bf16, no loss scaling');
+INSERT INTO environment VALUES(1,2,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,2,'plugin.amp','1.1.0');
+INSERT INTO environment VALUES(1,2,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,2,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,3,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,3,'cpu_count','2');
+INSERT INTO environment VALUES(1,3,'cuda_available','no');
+INSERT INTO environment VALUES(1,3,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,3,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,3,'cudnn_version','none');
+INSERT INTO environment VALUES(1,3,'device','cpu');
+INSERT INTO environment VALUES(1,3,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,3,'host','vm');
+INSERT INTO environment VALUES(1,3,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,3,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,3,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,3,'mps_available','no');
+INSERT INTO environment VALUES(1,3,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,3,'plugin.channels_last','1.0.0');
+INSERT INTO environment VALUES(1,3,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,3,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,6,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,6,'cpu_count','2');
+INSERT INTO environment VALUES(1,6,'cuda_available','no');
+INSERT INTO environment VALUES(1,6,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,6,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,6,'cudnn_version','none');
+INSERT INTO environment VALUES(1,6,'device','cpu');
+INSERT INTO environment VALUES(1,6,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,6,'host','vm');
+INSERT INTO environment VALUES(1,6,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,6,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,6,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,6,'mps_available','no');
+INSERT INTO environment VALUES(1,6,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,6,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,6,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,7,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,7,'cpu_count','2');
+INSERT INTO environment VALUES(1,7,'cuda_available','no');
+INSERT INTO environment VALUES(1,7,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,7,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,7,'cudnn_version','none');
+INSERT INTO environment VALUES(1,7,'device','cpu');
+INSERT INTO environment VALUES(1,7,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,7,'host','vm');
+INSERT INTO environment VALUES(1,7,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,7,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,7,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,7,'mps_available','no');
+INSERT INTO environment VALUES(1,7,'note.00','amp: autocast to bf16, no loss scaling');
+INSERT INTO environment VALUES(1,7,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,7,'plugin.amp','1.1.0');
+INSERT INTO environment VALUES(1,7,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,7,'runx_version','0.1.0');
+INSERT INTO environment VALUES(1,8,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(1,8,'cpu_count','2');
+INSERT INTO environment VALUES(1,8,'cuda_available','no');
+INSERT INTO environment VALUES(1,8,'cuda_device_count','0');
+INSERT INTO environment VALUES(1,8,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(1,8,'cudnn_version','none');
+INSERT INTO environment VALUES(1,8,'device','cpu');
+INSERT INTO environment VALUES(1,8,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(1,8,'host','vm');
+INSERT INTO environment VALUES(1,8,'inter_op_threads','1');
+INSERT INTO environment VALUES(1,8,'intra_op_threads','1');
+INSERT INTO environment VALUES(1,8,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(1,8,'mps_available','no');
+INSERT INTO environment VALUES(1,8,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(1,8,'plugin.channels_last','1.0.0');
+INSERT INTO environment VALUES(1,8,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(1,8,'runx_version','0.1.0');
+INSERT INTO environment VALUES(2,NULL,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(2,NULL,'cpu_count','2');
+INSERT INTO environment VALUES(2,NULL,'cuda_available','no');
+INSERT INTO environment VALUES(2,NULL,'cuda_device_count','0');
+INSERT INTO environment VALUES(2,NULL,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(2,NULL,'cudnn_version','none');
+INSERT INTO environment VALUES(2,NULL,'host','vm');
+INSERT INTO environment VALUES(2,NULL,'inter_op_threads','1');
+INSERT INTO environment VALUES(2,NULL,'intra_op_threads','1');
+INSERT INTO environment VALUES(2,NULL,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(2,NULL,'mps_available','no');
+INSERT INTO environment VALUES(2,NULL,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(2,NULL,'plan.mode','ablation');
+INSERT INTO environment VALUES(2,NULL,'plan.order','interleaved');
+INSERT INTO environment VALUES(2,NULL,'plan.order_seed','7');
+INSERT INTO environment VALUES(2,NULL,'plan.repeats','2');
+INSERT INTO environment VALUES(2,NULL,'plan.shard','0/1');
+INSERT INTO environment VALUES(2,NULL,'plan.variants','5');
+INSERT INTO environment VALUES(2,NULL,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(2,NULL,'runx_version','0.1.0');
+INSERT INTO environment VALUES(3,NULL,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(3,NULL,'cpu_count','2');
+INSERT INTO environment VALUES(3,NULL,'cuda_available','no');
+INSERT INTO environment VALUES(3,NULL,'cuda_device_count','0');
+INSERT INTO environment VALUES(3,NULL,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(3,NULL,'cudnn_version','none');
+INSERT INTO environment VALUES(3,NULL,'host','vm');
+INSERT INTO environment VALUES(3,NULL,'inter_op_threads','1');
+INSERT INTO environment VALUES(3,NULL,'intra_op_threads','1');
+INSERT INTO environment VALUES(3,NULL,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(3,NULL,'mps_available','no');
+INSERT INTO environment VALUES(3,NULL,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(3,NULL,'plan.mode','single');
+INSERT INTO environment VALUES(3,NULL,'plan.order','interleaved');
+INSERT INTO environment VALUES(3,NULL,'plan.order_seed','0');
+INSERT INTO environment VALUES(3,NULL,'plan.repeats','3');
+INSERT INTO environment VALUES(3,NULL,'plan.shard','0/1');
+INSERT INTO environment VALUES(3,NULL,'plan.variants','1');
+INSERT INTO environment VALUES(3,NULL,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(3,NULL,'runx_version','0.1.0');
+INSERT INTO environment VALUES(3,19,'cpu','AMD EPYC');
+INSERT INTO environment VALUES(3,19,'cpu_count','2');
+INSERT INTO environment VALUES(3,19,'cuda_available','no');
+INSERT INTO environment VALUES(3,19,'cuda_device_count','0');
+INSERT INTO environment VALUES(3,19,'cuda_runtime_version','none (LibTorch built without CUDA)');
+INSERT INTO environment VALUES(3,19,'cudnn_version','none');
+INSERT INTO environment VALUES(3,19,'device','cpu');
+INSERT INTO environment VALUES(3,19,'device_name','AMD EPYC');
+INSERT INTO environment VALUES(3,19,'host','vm');
+INSERT INTO environment VALUES(3,19,'inter_op_threads','1');
+INSERT INTO environment VALUES(3,19,'intra_op_threads','1');
+INSERT INTO environment VALUES(3,19,'libtorch_version','1.13.0');
+INSERT INTO environment VALUES(3,19,'mps_available','no');
+INSERT INTO environment VALUES(3,19,'os','Linux 6.18.44-fc-v1147 x86_64');
+INSERT INTO environment VALUES(3,19,'runx_git_sha','01931febdd83');
+INSERT INTO environment VALUES(3,19,'runx_version','0.1.0');
+CREATE TABLE variant_stats (
+  sweep_id        INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  label           TEXT NOT NULL,
+  is_baseline     INTEGER NOT NULL DEFAULT 0 CHECK (is_baseline IN (0, 1)),
+  trials          INTEGER NOT NULL CHECK (trials >= 0),
+  ok_trials       INTEGER NOT NULL CHECK (ok_trials >= 0 AND ok_trials <= trials),
+  step_ms_median  REAL,
+  step_ms_p10     REAL,
+  step_ms_p90     REAL,
+  samples_per_s   REAL,
+  speedup         REAL,
+  speedup_ci_low  REAL,
+  speedup_ci_high REAL,
+  significant     INTEGER CHECK (significant IN (0, 1)),
+  accuracy_delta  REAL,
+  resamples       INTEGER,
+  seed            INTEGER,
+  PRIMARY KEY (sweep_id, label)
+);
+INSERT INTO variant_stats VALUES(1,'baseline',1,2,2,0.8451610000000000511,0.43932199999999999029,1.0422540000000000137,10314.874435744135552,1.0,NULL,NULL,NULL,NULL,NULL,NULL);
+INSERT INTO variant_stats VALUES(1,'bf16',0,2,2,0.62299999999999999822,0.45360000000000000319,0.94915300000000002444,11847.446356984291924,1.1485788247629398206,0.66326695528164769655,1.7589974318733589964,0,NULL,2000,7);
+INSERT INTO variant_stats VALUES(1,'channels_last',0,2,2,0.69813300000000000355,0.63844450000000008138,1.2171155000000000168,9398.1539676069132836,0.91112635700532518256,0.52197393160851413007,1.43326066873102409,0,NULL,2000,7);
+INSERT INTO variant_stats VALUES(1,'cuda_graphs',0,4,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);
+INSERT INTO variant_stats VALUES(1,'bf16+channels_last+cuda_graphs',0,4,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);
+INSERT INTO variant_stats VALUES(2,'cuda_graphs',0,2,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);
+INSERT INTO variant_stats VALUES(2,'bf16+channels_last+cuda_graphs',0,2,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);
+CREATE INDEX sweeps_experiment_id ON sweeps(experiment_id);
+CREATE INDEX trials_config_hash ON trials(config_hash);
+CREATE INDEX trials_sweep_id ON trials(sweep_id);
+CREATE UNIQUE INDEX metrics_trial_name ON metrics(trial_id, name) WHERE step IS NULL;
+CREATE UNIQUE INDEX metrics_trial_name_step ON metrics(trial_id, name, step)
+  WHERE step IS NOT NULL;
+CREATE UNIQUE INDEX environment_sweep_key ON environment(sweep_id, key) WHERE trial_id IS NULL;
+CREATE UNIQUE INDEX environment_trial_key ON environment(trial_id, key)
+  WHERE trial_id IS NOT NULL;
+CREATE VIEW trial_summary AS
+SELECT
+  t.id AS trial_id,
+  t.sweep_id AS sweep_id,
+  e.name AS experiment,
+  t.label AS label,
+  t.status AS status,
+  t.device AS device,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'samples_per_s') AS samples_per_s,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_median') AS step_ms_median,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_p10') AS step_ms_p10,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_p90') AS step_ms_p90,
+  (SELECT CAST(m.value AS INTEGER) FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'peak_mem_bytes') AS peak_mem_bytes,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'final_loss') AS final_loss,
+  (SELECT m.value FROM metrics m
+    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'accuracy') AS accuracy,
+  t.started_at AS started_at,
+  t.error AS error,
+  t.config_hash AS config_hash,
+  t.finished_at AS finished_at,
+  t.is_baseline AS is_baseline,
+  t.repeat_index AS repeat_index
+FROM trials t
+JOIN sweeps s ON s.id = t.sweep_id
+JOIN experiments e ON e.id = s.experiment_id;
+CREATE VIEW steps_measured AS
+SELECT
+  st.trial_id AS trial_id,
+  st.step AS step,
+  st.wall_ms AS wall_ms,
+  st.data_ms AS data_ms,
+  st.samples AS samples,
+  st.loss AS loss,
+  CASE WHEN st.wall_ms > 0 THEN st.samples * 1000.0 / st.wall_ms END AS samples_per_s
+FROM steps st
+WHERE st.phase = 'measure';
+CREATE VIEW speedups AS
+WITH baseline AS (
+  SELECT sweep_id, AVG(samples_per_s) AS samples_per_s, AVG(step_ms_median) AS step_ms_median
+  FROM trial_summary
+  WHERE is_baseline = 1 AND status = 'ok'
+  GROUP BY sweep_id
+)
+SELECT
+  ts.trial_id AS trial_id,
+  ts.sweep_id AS sweep_id,
+  ts.experiment AS experiment,
+  ts.label AS label,
+  ts.status AS status,
+  ts.samples_per_s AS samples_per_s,
+  b.samples_per_s AS baseline_samples_per_s,
+  ts.samples_per_s / b.samples_per_s AS speedup,
+  ts.step_ms_median AS step_ms_median,
+  b.step_ms_median AS baseline_step_ms_median,
+  ts.is_baseline AS is_baseline,
+  ts.repeat_index AS repeat_index,
+  vs.speedup_ci_low AS speedup_ci_low,
+  vs.speedup_ci_high AS speedup_ci_high,
+  vs.significant AS significant
+FROM trial_summary ts
+LEFT JOIN baseline b ON b.sweep_id = ts.sweep_id
+LEFT JOIN variant_stats vs ON vs.sweep_id = ts.sweep_id AND vs.label = ts.label;
+COMMIT;
