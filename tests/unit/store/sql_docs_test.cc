@@ -56,6 +56,28 @@ class SqlDocsTest : public testing::TempDirTest {
   std::string db_;
 };
 
+// A fence with a typo in its tag (```tlabel) is skipped by the tests below and swallows the first
+// line of its block: every fence must be tagged sql, text or sh, and closed by a bare ```.
+TEST(SqlDocsFencesTest, EveryFenceIsTaggedAndClosed) {
+  const std::vector<std::string> lines = DocLines();
+  ASSERT_FALSE(lines.empty()) << "cannot read " << kDocPath;
+  int open_line = 0;  // line of the fence now open; 0 outside a block
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("```", 0) != 0) continue;
+    const std::string tag = lines[i].substr(3);
+    const std::string where = kDocPath + ":" + std::to_string(i + 1);
+    if (open_line != 0) {
+      EXPECT_EQ(tag, "") << where << ": expected a bare ``` closing the block of line " << open_line;
+      open_line = 0;
+      continue;
+    }
+    EXPECT_TRUE(tag == "sql" || tag == "text" || tag == "sh")
+        << where << ": expected a fence tagged sql, text or sh, got '```" << tag << "'";
+    open_line = static_cast<int>(i) + 1;
+  }
+  EXPECT_EQ(open_line, 0) << kDocPath << ":" << open_line << ": the block opened here is never closed";
+}
+
 TEST_F(SqlDocsTest, ExamplesRunAndShowTheirOutput) {
   const std::vector<Block> blocks = FencedBlocks();
   int sql_blocks = 0;
