@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "spec/source_map.h"
+#include "spec/utf8.h"
 
 namespace runx::spec {
 namespace {
@@ -11,7 +12,8 @@ constexpr size_t kMaxQuoted = 60;
 
 }  // namespace
 
-std::string Quote(const std::string& text) {
+std::string Quote(const std::string& raw) {
+  const std::string text = InvalidUtf8At(raw) == std::string::npos ? raw : EscapeInvalidUtf8(raw);
   std::string out = "'";
   size_t shown = 0;
   for (size_t i = 0; i < text.size(); ++i) {

@@ -17,7 +17,8 @@ struct Issue {
   std::vector<std::string> notes;
 };
 
-/// `'text'`, with control characters escaped and long text shortened.
+/// `'text'`, with control characters and bytes that are not UTF-8 escaped (`\xff`), and long
+/// text shortened.
 std::string Quote(const std::string& text);
 /// The value as a user wrote it: `0.1`, `-4`, `true`, `'abc'`.
 std::string ValueText(const json& value);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "spec/issue.h"
+#include "spec/utf8.h"
 #include "spec/yaml_reader.h"
 
 namespace runx::spec {
@@ -20,12 +21,14 @@ std::vector<std::string> SplitDots(const std::string& key) {
 
 namespace {
 
+constexpr const char* kUtf8Note =
+    "expected text encoded as UTF-8; check the locale of the shell or script that passed it (e.g. LANG=C.UTF-8)";
+
 std::string Trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
-
 
 bool IsIndex(const std::string& token, const json& array) {
   return !token.empty() && token.size() < 10 && token.find_first_not_of("0123456789") == std::string::npos &&
@@ -42,7 +45,7 @@ Diagnostic Problem(const Override& o, std::string message, std::vector<std::stri
 
 }  // namespace
 
-std::string OverrideFile(const std::string& text) { return "--set " + text; }
+std::string OverrideFile(const std::string& text) { return "--set " + EscapeInvalidUtf8(text); }
 
 std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, json* doc, SourceMap* origins) {
   std::vector<Diagnostic> problems;
@@ -55,13 +58,21 @@ std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, j
       continue;
     }
     const std::string key = Trim(o.text.substr(0, eq));
+    const std::string text = o.text.substr(eq + 1);
+    if (const std::string bad = InvalidUtf8Message(key, "key"); !bad.empty()) {
+      problems.push_back(Problem(o, bad, {kUtf8Note}));
+      continue;
+    }
+    if (const std::string bad = InvalidUtf8Message(text, "value"); !bad.empty()) {
+      problems.push_back(Problem(o, bad, {kUtf8Note}));
+      continue;
+    }
     const auto path = SplitDots(key);
     if (key.empty() || std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {
       problems.push_back(Problem(o, fmt::format("invalid key {}", Quote(key)),
                                  {"expected a dotted path such as 'data.batch_size' or 'optimizations.amp.dtype'"}));
       continue;
     }
-    const std::string text = o.text.substr(eq + 1);
     YamlDocument value = ReadYaml(text);
     if (!value.problems.empty()) {
       problems.push_back(Problem(o, fmt::format("cannot parse value {}: {}", Quote(text), value.problems[0].message),

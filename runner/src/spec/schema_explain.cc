@@ -6,13 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "spec/resolve.h"
 #include "spec/source_map.h"
 #include "spec/spec.h"
+#include "spec/utf8.h"
 
 namespace runx::spec {
 namespace {
 
-constexpr int kMaxRefHops = 32;
 constexpr int kMaxMatchDepth = 128;
 
 const json& EmptySchema() {
@@ -64,12 +65,6 @@ std::vector<std::string> Strings(const json& s, const char* key) {
     for (const auto& v : *it)
       if (v.is_string()) out.push_back(v.get<std::string>());
   return out;
-}
-
-size_t Utf8Length(const std::string& s) {
-  size_t n = 0;
-  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
 }
 
 /// The schema's `x-aliases` entry for `got` (a common wrong word: 'gpu' -> 'cuda'), else the
@@ -135,19 +130,8 @@ std::string SchemaExplainer::Path(const std::string& pointer) const {
 }
 
 const json& SchemaExplainer::Resolve(const json& schema) const {
-  const json* s = &schema;
-  for (int hop = 0; hop < kMaxRefHops && s->is_object(); ++hop) {
-    const auto ref = s->find("$ref");
-    if (ref == s->end() || !ref->is_string()) return *s;
-    const std::string target = ref->get<std::string>();
-    if (target.empty() || target[0] != '#') return EmptySchema();
-    try {
-      s = &root_.at(json::json_pointer(target.substr(1)));
-    } catch (const std::exception&) {
-      return EmptySchema();
-    }
-  }
-  return s->is_object() ? *s : EmptySchema();
+  const json* s = ResolveRef(root_, &schema);
+  return s ? *s : EmptySchema();
 }
 
 bool SchemaExplainer::PatternMatches(const std::string& pattern, const std::string& text) const {

@@ -13,11 +13,15 @@
 #include <yaml-cpp/parser.h>
 
 #include "spec/issue.h"
+#include "spec/utf8.h"
 
 namespace runx::spec {
 namespace {
 
 using nlohmann::json;
+
+constexpr const char* kUtf8Note =
+    "expected text encoded as UTF-8; save the file as UTF-8, e.g. with 'iconv -f latin1 -t utf-8'";
 
 /// Stops reading: the rest of the document cannot be trusted.
 struct Fatal {
@@ -170,13 +174,18 @@ class Builder : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& text) override {
-    if (text.size() > limits_.max_scalar_bytes) {
+                const std::string& raw) override {
+    if (raw.size() > limits_.max_scalar_bytes) {
       throw Fatal{{At(mark),
-                   fmt::format("value of {} bytes is too long; values are limited to {} bytes", text.size(),
+                   fmt::format("value of {} bytes is too long; values are limited to {} bytes", raw.size(),
                                limits_.max_scalar_bytes),
                    {}}};
     }
+    // Reported here, with its place, and kept as U+FFFD: a document must dump as JSON.
+    const bool utf8 = InvalidUtf8At(raw) == std::string::npos;
+    if (!utf8 && !Discarding())
+      doc_.problems.push_back({At(mark), InvalidUtf8Message(raw, ExpectingKey() ? "key" : "string"), {kUtf8Note}});
+    const std::string& text = utf8 ? raw : (fixed_ = ReplaceInvalidUtf8(raw));
     json value;
     std::string error;
     if (!ResolveScalar(tag, text, &value, &error)) {
@@ -379,6 +388,7 @@ class Builder : public YAML::EventHandler {
   std::map<YAML::anchor_t, Anchor> anchors_;
   size_t count_ = 0;
   Location document_start_;
+  std::string fixed_;  ///< the current scalar with its invalid UTF-8 replaced
 };
 
 /// A hint for yaml-cpp's terse syntax errors.
