@@ -1,9 +1,14 @@
-// FormatResult: how `runx query` prints a QueryResult (table for people, CSV and JSON for tools).
+// MakeResultWriter: how `runx query` prints a result (table for people, CSV and JSON for tools),
+// row by row; FormatResult is the same writer into a string.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "store/format.h"
 #include "store/store.h"
@@ -67,59 +72,112 @@ size_t Width(std::string_view s) {
 }
 
 void Pad(std::string* line, const std::string& cell, size_t width, bool right) {
-  const std::string fill(width - Width(cell), ' ');
+  const size_t w = Width(cell);
+  const std::string fill(width > w ? width - w : 0, ' ');  // a later, longer value overflows
   *line += right ? fill + cell : cell + fill;
 }
 
-void AppendLine(std::string* out, std::string line) {
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  *out += line;
-  *out += '\n';
-}
+// The output of one writer; a failed write stops the query.
+class StreamWriter : public RowSink {
+ protected:
+  explicit StreamWriter(std::ostream& out) : out_(out) {}
+  void Write(std::string_view text) {
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out_) {
+      throw StoreError("cannot write the query's result: the output failed (closed pipe or full "
+                       "disk?)");
+    }
+  }
 
-std::string FormatTable(const QueryResult& r) {
-  const size_t ncols = r.columns.size();
-  if (ncols == 0) return "";
-  std::vector<size_t> width(ncols);
-  std::vector<bool> numeric(ncols, true);     // every non-NULL value is a number...
-  std::vector<bool> any_value(ncols, false);  // ...and there is at least one
-  std::vector<std::vector<std::string>> cells;
-  cells.reserve(r.rows.size());
-  for (size_t c = 0; c < ncols; ++c) width[c] = Width(r.columns[c]);
-  for (const auto& row : r.rows) {
-    auto& texts = cells.emplace_back();
-    for (size_t c = 0; c < ncols; ++c) {
-      const Value& v = c < row.size() ? row[c] : Value{};
-      texts.push_back(TableCell(v));
-      width[c] = std::max(width[c], Width(texts.back()));
+ private:
+  std::ostream& out_;
+};
+
+class TableWriter : public StreamWriter {
+ public:
+  TableWriter(std::ostream& out, size_t window) : StreamWriter(out), window_(window) {}
+
+  void Begin(const std::vector<std::string>& columns) override {
+    columns_ = columns;
+    width_.clear();
+    for (const auto& name : columns_) width_.push_back(Width(name));
+    numeric_.assign(columns_.size(), true);     // every non-NULL value is a number...
+    any_value_.assign(columns_.size(), false);  // ...and there is at least one
+  }
+
+  void Row(const std::vector<Value>& values) override {
+    if (columns_.empty()) return;
+    std::vector<Cell> cells;
+    cells.reserve(columns_.size());
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      const Value& v = c < values.size() ? values[c] : Value{};
+      cells.push_back({TableCell(v), IsNumber(v)});
+      if (sized_) continue;
+      width_[c] = std::max(width_[c], Width(cells.back().text));
       if (std::holds_alternative<std::monostate>(v)) continue;
-      any_value[c] = true;
-      numeric[c] = numeric[c] && IsNumber(v);
+      any_value_[c] = true;
+      numeric_[c] = numeric_[c] && cells.back().number;
     }
-  }
-  std::string out;
-  std::string header, rule;
-  for (size_t c = 0; c < ncols; ++c) {
-    if (c > 0) {
-      header += kColumnGap;
-      rule += kColumnGap;
+    if (sized_) {
+      WriteCells(cells);
+      return;
     }
-    Pad(&header, r.columns[c], width[c], numeric[c] && any_value[c]);
-    rule += std::string(width[c], '-');
+    held_.push_back(std::move(cells));
+    if (held_.size() >= window_) WriteHeld();
   }
-  AppendLine(&out, header);
-  AppendLine(&out, rule);
-  for (size_t i = 0; i < cells.size(); ++i) {
+
+  void End() override {
+    if (!sized_ && !columns_.empty()) WriteHeld();
+  }
+
+ private:
+  struct Cell {
+    std::string text;
+    bool number = false;
+  };
+
+  // The widths are final: header, rule and the rows held so far.
+  void WriteHeld() {
+    sized_ = true;
+    std::string header, rule;
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      if (c > 0) {
+        header += kColumnGap;
+        rule += kColumnGap;
+      }
+      Pad(&header, columns_[c], width_[c], numeric_[c] && any_value_[c]);
+      rule += std::string(width_[c], '-');
+    }
+    WriteLine(std::move(header));
+    WriteLine(std::move(rule));
+    for (const auto& cells : held_) WriteCells(cells);
+    held_.clear();
+    held_.shrink_to_fit();
+  }
+
+  void WriteCells(const std::vector<Cell>& cells) {
     std::string line;
-    for (size_t c = 0; c < ncols; ++c) {
+    for (size_t c = 0; c < cells.size(); ++c) {
       if (c > 0) line += kColumnGap;
-      const Value& v = c < r.rows[i].size() ? r.rows[i][c] : Value{};
-      Pad(&line, cells[i][c], width[c], IsNumber(v));
+      Pad(&line, cells[c].text, width_[c], cells[c].number);
     }
-    AppendLine(&out, line);
+    WriteLine(std::move(line));
   }
-  return out;
-}
+
+  void WriteLine(std::string line) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    line += '\n';
+    Write(line);
+  }
+
+  const size_t window_;
+  std::vector<std::string> columns_;
+  std::vector<size_t> width_;
+  std::vector<bool> numeric_;
+  std::vector<bool> any_value_;
+  std::vector<std::vector<Cell>> held_;
+  bool sized_ = false;
+};
 
 std::string CsvField(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -138,27 +196,40 @@ std::string CsvCell(const Value& v) {
   return "";
 }
 
-std::string FormatCsv(const QueryResult& r) {
-  if (r.columns.empty()) return "";
-  std::string out;
-  const auto append_row = [&out](const std::vector<std::string>& fields) {
-    for (size_t c = 0; c < fields.size(); ++c) {
-      if (c > 0) out += ',';
-      out += fields[c];
+class CsvWriter : public StreamWriter {
+ public:
+  explicit CsvWriter(std::ostream& out) : StreamWriter(out) {}
+
+  void Begin(const std::vector<std::string>& columns) override {
+    ncols_ = columns.size();
+    if (ncols_ == 0) return;
+    line_.clear();
+    for (size_t c = 0; c < ncols_; ++c) {
+      if (c > 0) line_ += ',';
+      line_ += CsvField(columns[c]);
     }
-    out += "\r\n";  // RFC 4180 line end
-  };
-  std::vector<std::string> fields;
-  for (const auto& name : r.columns) fields.push_back(CsvField(name));
-  append_row(fields);
-  for (const auto& row : r.rows) {
-    fields.clear();
-    for (size_t c = 0; c < r.columns.size(); ++c) {
-      fields.push_back(c < row.size() ? CsvCell(row[c]) : "");
-    }
-    append_row(fields);
+    line_ += "\r\n";  // RFC 4180 line end
+    Write(line_);
   }
-  return out;
+
+  void Row(const std::vector<Value>& values) override {
+    if (ncols_ == 0) return;
+    line_.clear();
+    for (size_t c = 0; c < ncols_; ++c) {
+      if (c > 0) line_ += ',';
+      if (c < values.size()) line_ += CsvCell(values[c]);
+    }
+    line_ += "\r\n";
+    Write(line_);
+  }
+
+ private:
+  size_t ncols_ = 0;
+  std::string line_;
+};
+
+std::string JsonText(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 nlohmann::ordered_json JsonValue(const Value& v) {
@@ -168,33 +239,69 @@ nlohmann::ordered_json JsonValue(const Value& v) {
   return nullptr;
 }
 
-std::string FormatJson(const QueryResult& r) {
-  if (r.rows.empty()) return "[]\n";
-  std::string out = "[\n";
-  for (size_t i = 0; i < r.rows.size(); ++i) {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (size_t c = 0; c < r.columns.size(); ++c) {
-      object[r.columns[c]] = c < r.rows[i].size() ? JsonValue(r.rows[i][c]) : nullptr;
+class JsonWriter : public StreamWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : StreamWriter(out) {}
+
+  // A column name given twice is one key, where it first appears, holding the last value (as a
+  // JSON object built column by column would).
+  void Begin(const std::vector<std::string>& columns) override {
+    keys_.clear();
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const std::string key = JsonText(columns[c]) + ":";
+      auto same = std::find_if(keys_.begin(), keys_.end(),
+                               [&](const auto& k) { return k.first == key; });
+      if (same == keys_.end()) {
+        keys_.emplace_back(key, c);
+      } else {
+        same->second = c;
+      }
     }
-    out += "  ";
-    out += object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    out += i + 1 < r.rows.size() ? ",\n" : "\n";
   }
-  return out + "]\n";
-}
+
+  void Row(const std::vector<Value>& values) override {
+    line_ = rows_++ == 0 ? "[\n  {" : ",\n  {";
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      if (k > 0) line_ += ',';
+      line_ += keys_[k].first;
+      const size_t c = keys_[k].second;
+      line_ += c < values.size() ? JsonText(JsonValue(values[c])) : "null";
+    }
+    line_ += '}';
+    Write(line_);
+  }
+
+  void End() override { Write(rows_ == 0 ? "[]\n" : "\n]\n"); }
+
+ private:
+  std::vector<std::pair<std::string, size_t>> keys_;  // `"name":` and its column
+  size_t rows_ = 0;
+  std::string line_;
+};
 
 }  // namespace
 
-std::string FormatResult(const QueryResult& result, Format format) {
+std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out, size_t table_window) {
   switch (format) {
     case Format::kTable:
-      return FormatTable(result);
+      return std::make_unique<TableWriter>(out, table_window);
     case Format::kCsv:
-      return FormatCsv(result);
+      return std::make_unique<CsvWriter>(out);
     case Format::kJson:
-      return FormatJson(result);
+      return std::make_unique<JsonWriter>(out);
   }
-  return "";
+  return nullptr;
+}
+
+std::string FormatResult(const QueryResult& result, Format format) {
+  std::ostringstream out;
+  // The whole result fits in the window: a table aligned over every row.
+  const std::unique_ptr<RowSink> writer =
+      MakeResultWriter(format, out, std::max<size_t>(result.rows.size(), 1));
+  writer->Begin(result.columns);
+  for (const auto& row : result.rows) writer->Row(row);
+  writer->End();
+  return out.str();
 }
 
 }  // namespace runx::store

@@ -1,9 +1,18 @@
 // QueryReadOnly: `runx query`. Three lines of defence keep the store unchanged: every statement
 // is checked with sqlite3_stmt_readonly before it runs, the connection is opened
 // SQLITE_OPEN_READONLY, and PRAGMA query_only is on.
+//
+// Files beside the store: a read-only SQLite connection to a WAL store creates the -wal and -shm
+// files when they are missing, and cannot remove them when it closes (only a connection that may
+// checkpoint can). So after the query, when it created them, a second connection opened
+// read-write runs no user SQL, reads the schema and closes: SQLite's own last-connection rule
+// then removes both files, and leaves them where any other connection (a writer) has the store
+// open. That connection can at most checkpoint a log, which changes no content.
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <string_view>
@@ -103,7 +112,22 @@ Value ReadValue(sqlite3_stmt* stmt, int col) {
   }
 }
 
-DbPtr OpenReadOnly(const std::string& path) {
+// A path SQLite reads as a URI: absolute, every byte but unreserved ones and '/' escaped.
+std::string ImmutableUri(const std::string& path) {
+  const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
+  std::string uri = "file:";
+  for (char ch : abs) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += ch;
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+void CheckIsStore(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) {
@@ -114,39 +138,173 @@ DbPtr OpenReadOnly(const std::string& path) {
     throw StoreError(fmt::format(
         "'{}' is a directory, not a results store; pass --db with the store's file", path));
   }
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  DbPtr db(raw);
-  if (rc != SQLITE_OK) {
-    throw StoreError(fmt::format("cannot open results store '{}': {}", path,
-                                 raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-  }
-  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
-  sqlite3_db_config(db.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  sqlite3_exec(db.get(), "PRAGMA query_only = ON", nullptr, nullptr, nullptr);
-  return db;
 }
+
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+// A store whose -wal/-shm this query may create, and which of them were there before.
+struct Watched {
+  std::string path;
+  bool had_wal = false;
+  bool had_shm = false;
+};
+
+// Removes the -wal/-shm this query created beside `w.path`, through SQLite (see the top).
+void TidyUp(const Watched& w) {
+  const bool made_wal = !w.had_wal && Exists(w.path + "-wal");
+  const bool made_shm = !w.had_shm && Exists(w.path + "-shm");
+  if (!made_wal && !made_shm) return;
+  sqlite3* raw = nullptr;
+  // No SQLITE_OPEN_CREATE: a store that vanished meanwhile is not made again.
+  if (sqlite3_open_v2(w.path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_exec(raw, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+  }
+  sqlite3_close_v2(raw);
+}
+
+// One read-only connection to a store; closing it tidies up after it.
+class Session {
+ public:
+  explicit Session(const std::string& path) {
+    CheckIsStore(path);
+    const StoreSite site = InspectStoreSite(path);
+    const OpenMode mode = ChooseOpenMode(site);
+    if (mode == OpenMode::kUnreadable) {
+      throw StoreError(fmt::format(
+          "cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
+          "reads through '{0}-shm', which is missing and cannot be created in a read-only "
+          "directory; copy the store with its -wal to a writable place and query the copy",
+          path));
+    }
+    const std::string name = mode == OpenMode::kImmutable ? ImmutableUri(path) : path;
+    const int flags =
+        SQLITE_OPEN_READONLY | (mode == OpenMode::kImmutable ? SQLITE_OPEN_URI : 0);
+    if (mode == OpenMode::kReader) Watch(path);
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
+    db_.reset(raw);
+    if (rc != SQLITE_OK) {
+      throw StoreError(fmt::format("cannot open results store '{}': {}", path,
+                                   raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    }
+    sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_exec(db_.get(), "PRAGMA query_only = ON", nullptr, nullptr, nullptr);
+    // Only to learn which stores ATTACH opens (before it opens them); it refuses nothing.
+    sqlite3_set_authorizer(db_.get(), &Session::Authorize, this);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() {
+    db_.reset();
+    for (const Watched& w : watched_) TidyUp(w);
+  }
+  sqlite3* db() const { return db_.get(); }
+
+ private:
+  void Watch(const std::string& path) {
+    if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
+    const std::string dir = std::filesystem::absolute(path).parent_path().string();
+    if (::access(dir.c_str(), W_OK) != 0) return;  // nothing can be created there
+    watched_.push_back({path, Exists(path + "-wal"), Exists(path + "-shm")});
+  }
+  static int Authorize(void* self, int action, const char* file, const char*, const char*,
+                       const char*) {
+    if (action == SQLITE_ATTACH && file != nullptr) static_cast<Session*>(self)->Watch(file);
+    return SQLITE_OK;
+  }
+
+  DbPtr db_;
+  std::vector<Watched> watched_;
+};
+
+// True when `rest` holds no statement: only blanks, comments and ';', as SQLite's parser sees
+// them (it prepares them: nothing runs).
+bool NoStatementIn(sqlite3* db, const char* rest, const char* end) {
+  while (rest < end) {
+    sqlite3_stmt* raw = nullptr;
+    const char* next = nullptr;
+    const int rc = sqlite3_prepare_v2(db, rest, static_cast<int>(end - rest), &raw, &next);
+    StmtPtr stmt(raw);
+    if (rc != SQLITE_OK || stmt || next == nullptr || next <= rest) return false;
+    rest = next;
+  }
+  return true;
+}
+
+// Steps `stmt` to its end, handing its rows to `sink` (or dropping them when there is none).
+void Run(sqlite3* db, sqlite3_stmt* stmt, std::string_view statement, RowSink* sink) {
+  const int ncols = sqlite3_column_count(stmt);
+  std::vector<Value> row(static_cast<size_t>(ncols));
+  if (sink) {
+    std::vector<std::string> columns;
+    for (int c = 0; c < ncols; ++c) columns.emplace_back(sqlite3_column_name(stmt, c));
+    sink->Begin(columns);
+  }
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    if (!sink) continue;
+    for (int c = 0; c < ncols; ++c) row[static_cast<size_t>(c)] = ReadValue(stmt, c);
+    sink->Row(row);
+  }
+  if (rc != SQLITE_DONE) ThrowSqlError(db, statement, -1);
+  if (sink) sink->End();
+}
+
+class CollectingSink : public RowSink {
+ public:
+  explicit CollectingSink(QueryResult* result) : result_(result) {}
+  void Begin(const std::vector<std::string>& columns) override { result_->columns = columns; }
+  void Row(const std::vector<Value>& values) override { result_->rows.push_back(values); }
+
+ private:
+  QueryResult* result_;
+};
 
 }  // namespace
 
-QueryResult QueryReadOnly(const std::string& path, const std::string& sql) {
-  DbPtr db = OpenReadOnly(path);
-  QueryResult result;
+StoreSite InspectStoreSite(const std::string& path) {
+  StoreSite site;
+  std::error_code ec;
+  site.wal_exists = std::filesystem::exists(path + "-wal", ec);
+  if (site.wal_exists) {
+    const auto size = std::filesystem::file_size(path + "-wal", ec);
+    site.wal_size = ec ? 1 : size;  // unknown size: assume it holds something
+  }
+  site.shm_exists = std::filesystem::exists(path + "-shm", ec);
+  const std::string dir = std::filesystem::absolute(path).parent_path().string();
+  // access() answers EROFS on a read-only file system, even for root.
+  site.dir_writable = ::access(dir.c_str(), W_OK) == 0;
+  return site;
+}
+
+OpenMode ChooseOpenMode(const StoreSite& site) {
+  if (site.dir_writable) return OpenMode::kReader;
+  if (!site.wal_exists) return OpenMode::kImmutable;
+  if (site.shm_exists) return OpenMode::kReader;  // SQLite reads both without writing them
+  return site.wal_size == 0 ? OpenMode::kImmutable : OpenMode::kUnreadable;
+}
+
+void QueryReadOnly(const std::string& path, const std::string& sql, RowSink& sink) {
+  Session session(path);
+  sqlite3* const db = session.db();
   bool ran_any = false;
   const char* tail = sql.c_str();
   const char* const end = sql.c_str() + sql.size();
   while (tail < end) {
     sqlite3_stmt* raw = nullptr;
     const char* next = nullptr;
-    const int prepared =
-        sqlite3_prepare_v2(db.get(), tail, static_cast<int>(end - tail), &raw, &next);
+    const int prepared = sqlite3_prepare_v2(db, tail, static_cast<int>(end - tail), &raw, &next);
     StmtPtr stmt(raw);
     if (next == nullptr || next <= tail) next = end;
     const std::string_view statement(tail, static_cast<size_t>(next - tail));
     if (prepared != SQLITE_OK) {
       // Where SQLite stopped parsing is not reliable after an error: show from here on.
-      ThrowSqlError(db.get(), std::string_view(tail, static_cast<size_t>(end - tail)),
-                    sqlite3_error_offset(db.get()));
+      ThrowSqlError(db, std::string_view(tail, static_cast<size_t>(end - tail)),
+                    sqlite3_error_offset(db));
     }
     tail = next;
     if (!stmt) continue;  // only blanks or a comment
@@ -158,18 +316,16 @@ QueryResult QueryReadOnly(const std::string& path, const std::string& sql) {
           path, Excerpt(Trim(statement, &no_offset), -1)));
     }
     ran_any = true;
-    result = QueryResult{};
-    const int ncols = sqlite3_column_count(stmt.get());
-    for (int c = 0; c < ncols; ++c) result.columns.emplace_back(sqlite3_column_name(stmt.get(), c));
-    int rc = SQLITE_OK;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      std::vector<Value>& row = result.rows.emplace_back();
-      row.reserve(static_cast<size_t>(ncols));
-      for (int c = 0; c < ncols; ++c) row.push_back(ReadValue(stmt.get(), c));
-    }
-    if (rc != SQLITE_DONE) ThrowSqlError(db.get(), statement, -1);
+    const bool last = NoStatementIn(db, tail, end);
+    Run(db, stmt.get(), statement, last ? &sink : nullptr);
   }
   if (!ran_any) throw StoreError("no SQL statement to run: the query is empty");
+}
+
+QueryResult QueryReadOnly(const std::string& path, const std::string& sql) {
+  QueryResult result;
+  CollectingSink sink(&result);
+  QueryReadOnly(path, sql, sink);
   return result;
 }
 

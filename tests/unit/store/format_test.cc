@@ -1,6 +1,9 @@
-// FormatResult: whole outputs compared, one test per format.
+// FormatResult and MakeResultWriter: whole outputs compared, one test per format.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "store/format.h"
 #include "store/store.h"
 
 namespace runx::store {
@@ -94,6 +97,50 @@ TEST(FormatTest, EmptyResults) {
             "--------  -----\n");
   EXPECT_EQ(FormatResult(no_rows, Format::kCsv), "trial_id,label\r\n");
   EXPECT_EQ(FormatResult(no_rows, Format::kJson), "[]\n");
+}
+
+// What MakeResultWriter writes for `r`, row by row.
+std::string Streamed(const QueryResult& r, Format format, size_t table_window) {
+  std::ostringstream out;
+  const std::unique_ptr<RowSink> writer = MakeResultWriter(format, out, table_window);
+  writer->Begin(r.columns);
+  for (const auto& row : r.rows) writer->Row(row);
+  writer->End();
+  return out.str();
+}
+
+TEST(FormatTest, TableSizesItsColumnsOnAWindowAndKeepsThoseWidths) {
+  QueryResult r;
+  r.columns = {"label", "n", "note"};
+  r.rows = {{std::string("a"), int64_t{1}, std::monostate{}},
+            {std::string("bb"), int64_t{22}, std::string("x")},
+            {std::string("a longer label"), int64_t{333333}, std::string("y")},
+            {std::string("c"), std::string("text"), std::monostate{}}};
+  // The first two rows size the columns; later ones overflow, the numbers stay right-aligned.
+  EXPECT_EQ(Streamed(r, Format::kTable, 2),
+            "label   n  note\n"
+            "-----  --  ----\n"
+            "a       1\n"
+            "bb     22  x\n"
+            "a longer label  333333  y\n"
+            "c      text\n");
+  // A window that holds every row aligns like FormatResult.
+  EXPECT_EQ(Streamed(r, Format::kTable, kTableWindowRows), FormatResult(r, Format::kTable));
+  EXPECT_EQ(Streamed(Sample(), Format::kTable, 1000), FormatResult(Sample(), Format::kTable));
+}
+
+TEST(FormatTest, CsvAndJsonStreamTheSameText) {
+  for (Format f : {Format::kCsv, Format::kJson}) {
+    EXPECT_EQ(Streamed(Sample(), f, 1), FormatResult(Sample(), f));
+  }
+}
+
+TEST(FormatTest, JsonKeepsOneKeyPerColumnName) {
+  // As an object built column by column: the first place, the last value.
+  QueryResult r;
+  r.columns = {"a", "b", "a"};
+  r.rows = {{int64_t{1}, int64_t{2}, int64_t{3}}};
+  EXPECT_EQ(FormatResult(r, Format::kJson), "[\n  {\"a\":3,\"b\":2}\n]\n");
 }
 
 }  // namespace
