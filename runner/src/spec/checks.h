@@ -18,17 +18,6 @@ std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas);
 /// The note of an "unknown technique" error: the installed techniques, and the closest one.
 std::string TechniqueNote(const std::string& name, const SchemaSet& schemas);
 
-/// `sweep.axes` written as nested mappings (`data: {batch_size: [64]}`, which is also what
-/// `--set sweep.axes.data.batch_size=[64]` makes) -> dotted keys (`data.batch_size: [64]`).
-std::vector<Issue> NormaliseSweepAxes(json* doc, SourceMap* origins);
-
-/// Problems of the sweep block of `doc`, which passed the schema check under /sweep: axis
-/// paths, technique names, the baseline, each axis value checked in a variant, the number of
-/// variants, and rules broken only by a combination. `axis_order` receives the axis keys in
-/// the order written.
-std::vector<Issue> CheckSweep(const json& doc, const SchemaSet& schemas, const SourceMap& origins,
-                              const std::vector<Override>& overrides, std::vector<std::string>* axis_order);
-
 /// `train.steps` xor `train.epochs`; synthetic data needs `shape` and `num_classes`, memmap data
 /// `path` and `labels` (and `eval_path` with `eval_labels`); keys of one source are refused with
 /// another (`labels` with synthetic data, `produce_ms` without `placement: host`).

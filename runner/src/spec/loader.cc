@@ -16,9 +16,11 @@
 
 #include "spec/checks.h"
 #include "spec/issue.h"
+#include "spec/locate.h"
 #include "spec/overrides.h"
 #include "spec/resolve.h"
 #include "spec/schema_check.h"
+#include "spec/sweep_check.h"
 #include "spec/spec.h"
 #include "spec/yaml_reader.h"
 
@@ -57,55 +59,6 @@ bool ReadFile(const std::string& path, std::string* text, std::string* error) {
   }
   ::close(fd);
   return true;
-}
-
-class Source {
- public:
-  Source(std::string path, const std::string& text) : path_(std::move(path)) {
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines_.push_back(std::move(line));
-    }
-  }
-
-  Diagnostic At(Location where, std::string message, std::vector<std::string> notes = {}) const {
-    Diagnostic d;
-    d.file = path_;
-    d.line = where.line;
-    d.column = where.column;
-    d.message = std::move(message);
-    d.notes = std::move(notes);
-    return d;
-  }
-
-  /// Adds the source lines, once the diagnostics that will be shown are known (a line may be
-  /// long and shared by thousands of problems).
-  void AddSourceLines(std::vector<Diagnostic>* diagnostics) const {
-    for (auto& d : *diagnostics)
-      if (d.file == path_ && d.line > 0 && static_cast<size_t>(d.line) <= lines_.size())
-        d.source_line = lines_[d.line - 1];
-  }
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  std::vector<std::string> lines_;
-};
-
-Diagnostic FromIssue(const Source& source, const SourceMap& origins, const std::vector<Override>& overrides,
-                     Issue issue) {
-  const Origin* o = origins.Nearest(issue.pointer);
-  if (o && o->override_index >= 0) {
-    Diagnostic d;
-    d.file = OverrideFile(overrides[static_cast<size_t>(o->override_index)].text);
-    d.message = std::move(issue.message);
-    d.notes = std::move(issue.notes);
-    return d;
-  }
-  const Location where = !o ? Location{} : issue.at_key && o->key.line > 0 ? o->key : o->value;
-  return source.At(where, std::move(issue.message), std::move(issue.notes));
 }
 
 /// Sorted by place (the file's problems by line, then the overrides' in their order), one per
@@ -208,6 +161,8 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   e.config = std::move(doc);
   e.config_hash = Sha256Hex(e.config.dump());
   e.sweep_axes = std::move(sweep_axes);
+  e.origins = std::move(yaml.origins);
+  e.overrides = overrides;
   return out;
 }
 

@@ -11,6 +11,11 @@ bool InSubtree(const std::string& path, const std::string& prefix) {
 
 }  // namespace
 
+const Origin* SourceMap::Find(const std::string& pointer) const {
+  const auto it = nodes_.find(pointer);
+  return it != nodes_.end() ? &it->second : nullptr;
+}
+
 const Origin* SourceMap::Nearest(const std::string& pointer) const {
   std::string p = pointer;
   while (true) {

@@ -23,6 +23,8 @@ struct Origin {
 class SourceMap {
  public:
   void Set(const std::string& pointer, const Origin& origin) { nodes_[pointer] = origin; }
+  /// The origin of `pointer` itself (nullptr when it has none: e.g. a default filled in).
+  const Origin* Find(const std::string& pointer) const;
   /// The origin of `pointer`, or of its nearest ancestor that has one (nullptr when none).
   const Origin* Nearest(const std::string& pointer) const;
   /// Removes `pointer` and everything under it.

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "spec/source_map.h"
+
 namespace runx::spec {
 
 /// One problem found in a user's input, rendered like a compiler error:
@@ -70,6 +72,12 @@ struct Experiment {
   std::string config_hash;  ///< sha256 (hex) of config.dump()
   /// The keys of `sweep.axes` in the order written (labels follow it); empty without a sweep.
   std::vector<std::string> sweep_axes;
+  /// Where each value of `config` came from (JSON pointer -> line and column in `text`, or the
+  /// override that set it), as checked: optimizations as a mapping, sweep axes as dotted keys.
+  /// Values filled in from defaults have none (their nearest ancestor's is used). Later errors
+  /// (Expand's) are located with it, without reading `text` again.
+  SourceMap origins;
+  std::vector<Override> overrides;  ///< as given to Load; `origins` refers to them by index
 };
 
 /// Parses, validates and resolves `path` with `overrides`. Throws SpecError with every problem
