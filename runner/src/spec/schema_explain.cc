@@ -292,8 +292,12 @@ void SchemaExplainer::CheckNumber(const json& s, const json& v, const std::strin
   if (const auto m = s.find("minimum"); m != s.end() && m->is_number() && (ex_min_flag ? v <= *m : v < *m))
     return fail(ex_min_flag ? ">" : ">=", *m);
   if (ex_min != s.end() && ex_min->is_number() && v <= *ex_min) return fail(">", *ex_min);
-  if (const auto m = s.find("maximum"); m != s.end() && m->is_number() && (ex_max_flag ? v >= *m : v > *m))
-    return fail(ex_max_flag ? "<" : "<=", *m);
+  if (const auto m = s.find("maximum"); m != s.end() && m->is_number() && (ex_max_flag ? v >= *m : v > *m)) {
+    fail(ex_max_flag ? "<" : "<=", *m);
+    if (const auto why = s.find("x-limit"); why != s.end() && why->is_string())
+      out->back().notes.push_back(why->get<std::string>());
+    return;
+  }
   if (ex_max != s.end() && ex_max->is_number() && v >= *ex_max) return fail("<", *ex_max);
   if (const auto m = s.find("multipleOf"); m != s.end() && m->is_number() && m->get<double>() > 0) {
     const double q = v.get<double>() / m->get<double>();
