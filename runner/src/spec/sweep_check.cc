@@ -51,7 +51,7 @@ std::vector<Issue> CheckSize(size_t variants, int repeats, bool repeats_written)
            fmt::format("the sweep makes {} x {} = {} trials; at most {}", Plural(variants, "variant"),
                        Plural(static_cast<size_t>(repeats), "repeat"), trials, kMaxTrials),
            {fmt::format("use at most {} repeats with {} variants, or fewer axes or values; split a longer "
-                        "campaign into several experiments (or shards: 'runx --shard i/n')",
+                        "campaign into several experiments",
                         kMaxTrials / variants, variants)}}};
 }
 

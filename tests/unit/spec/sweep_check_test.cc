@@ -137,11 +137,11 @@ TEST(SweepMessages, TooManyTrials) {
             "    5 | repeats: 25\n"
             "      |          ^\n"
             "note: use at most 24 repeats with 4096 variants, or fewer axes or values; split a longer campaign into "
-            "several experiments (or shards: 'runx --shard i/n')\n");
+            "several experiments\n");
   EXPECT_EQ(RenderText(kBase + kLargest, {"repeats=1000"}),
             "--set repeats=1000: error: the sweep makes 4096 variants x 1000 repeats = 4096000 trials; at most 100000\n"
             "note: use at most 24 repeats with 4096 variants, or fewer axes or values; split a longer campaign into "
-            "several experiments (or shards: 'runx --shard i/n')\n");
+            "several experiments\n");
   EXPECT_EQ(RenderText(kBase + "repeats: 24\n" + kLargest), "");
 }
 
