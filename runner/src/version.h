@@ -4,4 +4,6 @@ namespace runx {
 /// runx's own version (CMake project version) and the git sha it was built from.
 const char* Version();
 const char* GitSha();
+/// 1 when the tree had uncommitted changes to tracked files at build time, 0 when clean, -1 unknown.
+int GitDirty();
 }  // namespace runx

@@ -159,14 +159,22 @@ TEST_F(Sweep, KillNineMidSweepThenRerunCompletesOnlyWhatIsMissing) {
   }
   auto r = Runx(file + " --db " + db_);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reused"), std::string::npos) << r.out;
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 8);  // nothing ran twice
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials WHERE status = 'ok'").getInt(), 8);
   EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT label || '/' || repeat_index) FROM trials").getInt(), 8);
-  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT sweep_id) FROM trials").getInt(), 1);  // resumed the same sweep
+  // The killed run is interrupted; the new run has all 8 trials, the killed run's among them.
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(status) FROM (SELECT status FROM runs ORDER BY id)").getString(),
+            "interrupted,ok");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM run_trials WHERE run_id = 2").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM run_trials WHERE run_id = 2 AND reused = 1").getInt(), before);
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
-  // A third run has nothing left to do; --force runs everything again, in a new sweep.
+  // Its child's temporary folder is gone too.
+  const std::string prefix = "runx-trial-" + std::to_string(pid) + "-";
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+    EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u) << e.path();
+  // A third run has nothing left to do.
   auto again = Runx(file + " --db " + db_ + " -q");
   EXPECT_EQ(again.status, 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 8);
@@ -181,7 +189,7 @@ TEST_F(Sweep, CtrlCStopsCleanlyAndKeepsWhatFinished) {
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
-  EXPECT_EQ(Count(db_, "SELECT count(*) FROM sweeps WHERE status = 'interrupted'"), 1);
+  EXPECT_EQ(Count(db_, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
   const int64_t kept = Count(db_, "SELECT count(*) FROM trials WHERE status = 'ok'");
   EXPECT_GE(kept, 2);
   EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials WHERE status != 'ok'"), 0);  // the ended trial is not a result
@@ -197,17 +205,17 @@ TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials WHERE status = 'ok'").getInt(), 8);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM speedups").getInt(), 8);
-  const int64_t sweep = db.execAndGet("SELECT max(id) FROM sweeps").getInt64();
+  const int64_t sweep = db.execAndGet("SELECT max(id) FROM runs").getInt64();
   // Recompute each variant's interval from the stored steps with the report's own seed and compare.
   SQLite::Statement vs(db, "SELECT label, speedup, speedup_ci_low, speedup_ci_high, seed, resamples FROM variant_stats "
-                           "WHERE sweep_id = ? AND is_baseline = 0");
+                           "WHERE run_id = ? AND is_baseline = 0");
   vs.bind(1, sweep);
   int checked = 0;
   while (vs.executeStep()) {
     const std::string label = vs.getColumn(0).getString();
     const auto steps = [&](const std::string& l) {
       std::vector<std::vector<runx::report::StepSample>> reps;
-      SQLite::Statement t(db, "SELECT id FROM trials WHERE sweep_id = ? AND label = ? AND status = 'ok' ORDER BY repeat_index");
+      SQLite::Statement t(db, "SELECT id FROM trials WHERE run_id = ? AND label = ? AND status = 'ok' ORDER BY repeat_index");
       t.bind(1, sweep);
       t.bind(2, l);
       while (t.executeStep()) {

@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 #include "runx/plugin_export.h"
 
 namespace {
@@ -26,6 +28,12 @@ class Crash : public runx::Technique {
     if (mode_ == "segfault") std::raise(SIGSEGV);
     if (mode_ == "abort") std::abort();
     if (mode_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
+    if (mode_ == "throw") {  // a failure whose reason is not on its first line, like TorchScript's
+      std::fputs("test_crash: a line the trial printed on stderr before failing\n", stderr);
+      std::fflush(stderr);
+      throw std::runtime_error("The following operation failed in the test interpreter.\n"
+                               "Traceback of the test script:\n  the reason: tensor sizes 3 and 4 do not match");
+    }
     if (mode_ == "oom") {
       // Allow this process 256 MiB more address space than it has, then allocate until refused.
       unsigned long pages = 0;

@@ -1,5 +1,6 @@
 // A whole trial in-process on the CPU: tiny model, few steps, real plugins.
 #include "engine/trial.h"
+#include "spec/label.h"
 
 #include <cstdlib>
 
@@ -90,9 +91,9 @@ TEST(Trial, DivergingLossIsRecordedAsNan) {
 }
 
 TEST(Trial, LabelNamesPrecisionAndTechniques) {
-  EXPECT_EQ(TrialLabel(Tiny()), "baseline");
-  EXPECT_EQ(TrialLabel(Tiny({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}})), "fp16");
-  EXPECT_EQ(TrialLabel(Tiny({{"optimizations", {{"amp", nlohmann::json::object()}}}})), "amp");
+  EXPECT_EQ(spec::LabelTrial(Tiny()).label, "baseline");
+  EXPECT_EQ(spec::LabelTrial(Tiny({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}})).label, "fp16");
+  EXPECT_EQ(spec::LabelTrial(Tiny({{"optimizations", {{"amp", nlohmann::json::object()}}}})).label, "amp");
 }
 
 }  // namespace

@@ -1,12 +1,46 @@
 #pragma once
-// argv -> command -> exit status. Nothing else lives in cli/.
+// argv -> command -> exit status. Nothing else lives in cli/: each command (one file each) loads
+// its input, calls the engine, spec or store, prints, and returns the exit status
+// (0 ok, 1 could not run / a refused query / under --strict a trial not ok, 2 invalid input,
+// 130 interrupted). No LibTorch here.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "data/pack.h"
+
 namespace runx::cli {
 
-/// `runx query SQL`: read-only; exit 0 on success, 1 on a refused or failed statement.
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> overrides;  ///< --set key=value, in order
+  std::optional<std::string> db;       ///< --db PATH (else the experiment's `results`)
+  std::optional<std::string> shard;    ///< --shard i/n
+  bool quiet = false;
+  bool json = false;        ///< machine-readable events on stdout
+  bool force = false;       ///< reuse no result recorded before this run
+  bool resume = false;      ///< continue the latest interrupted run of this plan
+  bool any_build = false;   ///< reuse results of other runx builds
+  bool strict = false;      ///< exit 1 when any trial is not ok
+  bool in_process = false;  ///< run trials in this process (debugging; no crash isolation)
+  std::string command_line;
+};
+
+/// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
+int Run(const RunArgs& args);
+/// `runx plan FILE`: the trial matrix; nothing runs.
+int Plan(const std::string& file, const std::vector<std::string>& overrides,
+         const std::optional<std::string>& shard);
+/// `runx validate FILE...`: every problem of every file; exit 2 on any.
+int Validate(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
+/// `runx query SQL`: read-only; exit 1 on a refused or failed statement.
 int Query(const std::string& db, const std::string& sql, const std::string& format);
+/// `runx doctor` and `runx plugins`.
+int Doctor();
+int Plugins();
+/// `runx data pack`: writes an experiment's data as .npy files and prints the YAML to read them.
+int DataPack(const data::PackRequest& request);
 
 /// Entry point of the runx binary.
 int Main(int argc, char** argv);

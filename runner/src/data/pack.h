@@ -1,6 +1,7 @@
 #pragma once
 // `runx data pack`: converts a data set runx reads (Fashion-MNIST, synthetic) into .npy files
-// that `data.source: memmap` maps. No LibTorch in this header: the command line calls it.
+// that `data.source: memmap` maps. No LibTorch in this header: the command line calls it;
+// Pack throws std::runtime_error (DataError) with a message for the user.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 
 namespace runx::data {
 
+/// What `runx data pack` was asked for.
 struct PackRequest {
   std::string experiment;         ///< an experiment file whose data section is packed, or empty
   std::vector<std::string> sets;  ///< --set overrides of the experiment
@@ -36,10 +38,5 @@ struct PackResult {
 /// (int64), and eval_inputs.npy + eval_labels.npy where the source has a held-out split. Each file
 /// is written to a temporary name and renamed. Throws DataError.
 PackResult Pack(const nlohmann::json& data, uint64_t seed, const std::string& out_dir, int64_t count);
-
-/// The whole command: loads the experiment (or builds the data section from `source`), packs,
-/// prints the files and the YAML to use them. Returns the exit status: 0, 1 (data error), 2
-/// (invalid experiment or arguments).
-int PackCommand(const PackRequest& request);
 
 }  // namespace runx::data

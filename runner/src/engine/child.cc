@@ -13,6 +13,7 @@
 #endif
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,12 +63,51 @@ std::string LastLine(const std::string& text) {
   return last;
 }
 
+/// The end of a child's stderr, at most kStderrTailBytes, under a heading; "" when it is empty.
+constexpr size_t kStderrTailBytes = 16 * 1024;
+std::string StderrTail(const std::string& text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "";
+  const bool cut = text.size() > kStderrTailBytes;
+  return fmt::format("--- the trial's stderr{} ---\n{}", cut ? fmt::format(" (last {} bytes)", kStderrTailBytes) : "",
+                     cut ? text.substr(text.size() - kStderrTailBytes) : text);
+}
+
+constexpr const char* kTrialDirPrefix = "runx-trial-";
+
+std::string TempRoot() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
 void Kill(pid_t pid, int sig) {
   kill(-pid, sig);  // the child leads its own process group
   kill(pid, sig);
 }
 
 }  // namespace
+
+int RemoveStaleTrialDirs() {
+  int removed = 0;
+  std::error_code ec;
+  const std::string prefix = kTrialDirPrefix;
+  for (fs::directory_iterator it(TempRoot(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0 || !it->is_directory()) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0) continue;  // not runx's naming
+    int64_t pid = 0;
+    try {
+      pid = std::stoll(rest.substr(0, dash));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // its runx still runs
+    RemoveTree(it->path());
+    ++removed;
+  }
+  return removed;
+}
 
 std::string SelfExe() {
   std::error_code ec;
@@ -76,8 +116,9 @@ std::string SelfExe() {
 }
 
 ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record) {
-  char tmpl[] = "/tmp/runx-trial-XXXXXX";
-  const char* dir_c = mkdtemp(tmpl);
+  // The parent's pid in the name lets a later runx remove the folders of a parent that was killed.
+  std::string tmpl = fmt::format("{}/{}{}-XXXXXX", TempRoot(), kTrialDirPrefix, getpid());
+  const char* dir_c = mkdtemp(tmpl.data());
   if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   const fs::path dir(dir_c);
   const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
@@ -86,7 +127,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     const int64_t zeros[2] = {0, 0};
     std::ofstream(prog, std::ios::binary).write(reinterpret_cast<const char*>(zeros), sizeof zeros);
   }
-  std::ofstream(cfg) << config.dump();
+  std::ofstream(cfg) << config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -109,6 +150,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGHUP);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   const std::string parent = std::to_string(getpid());
@@ -183,8 +225,12 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     std::ifstream(prog, std::ios::binary).read(reinterpret_cast<char*>(counts), sizeof counts);
     if (counts[1] > 0) last_step = counts[0], total_steps = counts[1];
   }
+  const std::string tail = StderrTail(stderr_text);
   if (!timed_out && fs::exists(out)) {
     *record = RecordFromJson(nlohmann::json::parse(ReadFile(out)));
+    if (record->status != "ok" && !tail.empty()) {
+      record->error_detail = (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + tail;
+    }
   } else {
     store::TrialRecord r;
     r.config_json = config.dump();
@@ -210,6 +256,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     }
     const std::string last = LastLine(stderr_text);
     if (!last.empty() && !timed_out) r.error += ": " + last;
+    r.error_detail = tail.empty() ? r.error : r.error + "\n" + tail;
     r.metrics.push_back({"steps_done", static_cast<double>(last_step), "", {}});
     if (peak_mem >= 0) r.metrics.push_back({"peak_mem_bytes", static_cast<double>(peak_mem), "bytes", {}});
     *record = std::move(r);
@@ -257,7 +304,8 @@ int TrialChildMain(const std::string& config_path, const std::string& out_path, 
   };
   const auto record = RunTrial(config, registry, options);
   const std::string tmp = out_path + ".tmp";
-  std::ofstream(tmp) << ToJson(record).dump();
+  // Error texts may hold bytes that are not UTF-8 (a file name, a library message): replaced, not fatal.
+  std::ofstream(tmp) << ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   fs::rename(tmp, out_path);
   return 0;
 }

@@ -38,6 +38,10 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
 int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path,
                    int64_t parent_pid);
 
+/// Removes the temporary folders of trials whose runx is gone (killed before it could clean up);
+/// returns how many.
+int RemoveStaleTrialDirs();
+
 /// Path of the running executable.
 std::string SelfExe();
 

@@ -10,7 +10,10 @@ nlohmann::json ToJson(const store::TrialRecord& r) {
     metrics.push_back({m.name, m.value, m.unit, m.step ? nlohmann::json(*m.step) : nlohmann::json()});
   return {{"label", r.label}, {"device", r.device}, {"status", r.status}, {"error", r.error},
           {"started_at", r.started_at}, {"finished_at", r.finished_at}, {"config_json", r.config_json},
-          {"steps", steps}, {"metrics", metrics}, {"environment", r.environment}};
+          {"steps", steps}, {"metrics", metrics}, {"environment", r.environment},
+          {"error_detail", r.error_detail}, {"run_id", r.run_id}, {"config_hash", r.config_hash},
+          {"env_hash", r.env_hash}, {"platform_hash", r.platform_hash}, {"inputs_json", r.inputs_json},
+          {"is_baseline", r.is_baseline}, {"repeat_index", r.repeat_index}, {"order_index", r.order_index}};
 }
 
 store::TrialRecord RecordFromJson(const nlohmann::json& j) {
@@ -33,6 +36,15 @@ store::TrialRecord RecordFromJson(const nlohmann::json& j) {
     r.metrics.push_back(row);
   }
   r.environment = j.at("environment").get<std::map<std::string, std::string>>();
+  r.error_detail = j.value("error_detail", "");
+  r.run_id = j.value("run_id", int64_t{0});
+  r.config_hash = j.value("config_hash", "");
+  r.env_hash = j.value("env_hash", "");
+  r.platform_hash = j.value("platform_hash", "");
+  r.inputs_json = j.value("inputs_json", "{}");
+  r.is_baseline = j.value("is_baseline", false);
+  r.repeat_index = j.value("repeat_index", 0);
+  r.order_index = j.value("order_index", 0);
   return r;
 }
 

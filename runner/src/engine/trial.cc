@@ -1,4 +1,6 @@
 #include "engine/trial.h"
+#include "spec/identity.h"
+#include "spec/label.h"
 
 #include <algorithm>
 #include <chrono>
@@ -300,36 +302,13 @@ double Accuracy(models::Model& model, data::DataSource& data, std::vector<Active
 
 }  // namespace
 
-nlohmann::json EffectiveTechniques(const nlohmann::json& config) {
-  nlohmann::json t = config.value("optimizations", nlohmann::json::object());
-  const std::string precision = config.value("precision", "fp32");
-  if ((precision == "fp16" || precision == "bf16") && !t.contains("amp")) t["amp"] = nlohmann::json::object();
-  const auto data = config.value("data", nlohmann::json::object());
-  if (data.value("batch_size", nlohmann::json(0)) == "auto" && !t.contains("auto_batch"))
-    t["auto_batch"] = nlohmann::json::object();
-  return t;
-}
-
-std::string TrialLabel(const nlohmann::json& config) {
-  std::vector<std::string> parts;
-  const std::string precision = config.value("precision", "fp32");
-  if (precision != "fp32") parts.push_back(precision);
-  const auto techniques = config.value("optimizations", nlohmann::json::object());
-  for (auto& [name, params] : techniques.items()) {
-    if (name == "amp" && precision != "fp32") continue;  // amp is how fp16/bf16 is carried out
-    parts.push_back(name);
-  }
-  if (parts.empty()) return "baseline";
-  std::string label = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) label += "+" + parts[i];
-  return label;
-}
+nlohmann::json EffectiveTechniques(const nlohmann::json& config) { return spec::ResolvedTechniques(config); }
 
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options) {
   store::TrialRecord rec;
   rec.config_json = config.dump();
-  rec.label = TrialLabel(config);
+  rec.label = spec::LabelTrial(config).label;
   rec.started_at = UtcNow();
   rec.status = "ok";
   std::vector<std::string> notes;
@@ -553,16 +532,23 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     rec.error = ctx.abort_why();
   } catch (const TechniqueFailure& e) {
     rec.status = Classify(e.what());
-    rec.error = FirstLine(e.what());
+    rec.error_detail = e.what();
   } catch (const data::DataError& e) {
     rec.status = "failed";
-    rec.error = e.what();
+    rec.error_detail = e.what();
   } catch (const std::bad_alloc&) {
     rec.status = "oom";
     rec.error = "out of host memory (std::bad_alloc)";
   } catch (const std::exception& e) {  // c10::Error and friends: a failed trial, not a crash
     rec.status = Classify(e.what());
-    rec.error = FirstLine(e.what());
+    rec.error_detail = e.what();
+  }
+  // The store keeps the first line as the error and the whole text beside it (a TorchScript
+  // failure's first line says only that the interpreter failed; the reason comes after).
+  if (!rec.error_detail.empty()) rec.error = FirstLine(rec.error_detail);
+  if (rec.error.find('\n') != std::string::npos) {
+    rec.error_detail = rec.error;
+    rec.error = FirstLine(rec.error);
   }
   for (size_t i = 0; i < notes.size(); ++i) rec.environment[fmt::format("note.{:02}", i)] = notes[i];
   rec.finished_at = UtcNow();

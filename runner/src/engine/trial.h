@@ -38,7 +38,4 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
 /// amp (added when not listed): technique name -> parameters.
 nlohmann::json EffectiveTechniques(const nlohmann::json& config);
 
-/// The label of a trial from its techniques and precision: "baseline" or e.g. "bf16+channels_last".
-std::string TrialLabel(const nlohmann::json& config);
-
 }  // namespace runx::engine

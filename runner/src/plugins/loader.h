@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/dirs.h"
 #include "runx/plugin.h"
 
 namespace runx::plugins {
@@ -24,10 +25,6 @@ struct LoadedPlugin {
 /// Loads one library and checks, in order: entry present, API version, LibTorch version, name.
 /// The library stays loaded for the life of the process (nothing a plugin made may outlive it).
 LoadedPlugin LoadPlugin(const std::string& path);
-
-/// The plugin directories searched, in order: the build's plugin dir (or RUNX_PLUGIN_DIR), then
-/// each entry of RUNX_PLUGIN_PATH (colon-separated).
-std::vector<std::string> PluginDirs();
 
 /// All plugins found in `dirs` (lib*.so / lib*.dylib), first one of a name wins. Libraries that
 /// fail to load are reported in errors(), not thrown: one broken plugin must not stop runx.

@@ -1,6 +1,5 @@
 #include "report/report.h"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,49 +26,23 @@ struct Variant {
   std::vector<Trial> trials;
 };
 
-// The variants of the sweep, in first-trial order, with the steps and metrics of ok trials.
-std::vector<Variant> ReadVariants(SQLite::Database& db, int64_t sweep_id) {
+// The variants of a run, in first-trial order (the trials come ordered by order_index, then id).
+std::vector<Variant> GroupVariants(const std::vector<store::RunTrial>& trials) {
   std::vector<Variant> variants;
   std::map<std::string, size_t> index;
-  SQLite::Statement trials(db,
-                           "SELECT id, label, is_baseline, status, repeat_index FROM trials "
-                           "WHERE sweep_id = ? "
-                           "ORDER BY order_index, id");
-  trials.bind(1, sweep_id);
-  SQLite::Statement steps(db,
-                          "SELECT wall_ms, samples FROM steps WHERE trial_id = ? "
-                          "AND phase = 'measure' AND wall_ms > 0 ORDER BY step");
-  SQLite::Statement metrics(db,
-                            "SELECT name, value FROM metrics WHERE trial_id = ? AND step IS NULL "
-                            "AND value IS NOT NULL "
-                            "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy')");
-  while (trials.executeStep()) {
+  for (const store::RunTrial& rt : trials) {
     Trial t;
-    t.id = trials.getColumn(0).getInt64();
-    const std::string label = trials.getColumn(1).getString();
-    const bool is_baseline = trials.getColumn(2).getInt() != 0;
-    t.status = trials.getColumn(3).getString();
-    t.repeat_index = trials.getColumn(4).getInt();
-    if (t.status == "ok") {
-      steps.bind(1, t.id);
-      while (steps.executeStep()) {
-        t.steps.push_back({steps.getColumn(0).getDouble(), steps.getColumn(1).getDouble()});
-      }
-      steps.reset();
-      metrics.bind(1, t.id);
-      while (metrics.executeStep()) {
-        const std::string name = metrics.getColumn(0).getString();
-        const double value = metrics.getColumn(1).getDouble();
-        if (name == "peak_mem_bytes") t.peak_mem_bytes = value;
-        if (name == "final_loss") t.final_loss = value;
-        if (name == "accuracy") t.accuracy = value;
-      }
-      metrics.reset();
-    }
-    auto [it, inserted] = index.emplace(label, variants.size());
-    if (inserted) variants.push_back({label, false, {}});
+    t.id = rt.trial_id;
+    t.status = rt.status;
+    t.repeat_index = rt.repeat_index;
+    for (const auto& [wall_ms, samples] : rt.measured_steps) t.steps.push_back({wall_ms, samples});
+    t.peak_mem_bytes = rt.peak_mem_bytes;
+    t.final_loss = rt.final_loss;
+    t.accuracy = rt.accuracy;
+    auto [it, inserted] = index.emplace(rt.label, variants.size());
+    if (inserted) variants.push_back({rt.label, false, {}});
     Variant& v = variants[it->second];
-    v.is_baseline = v.is_baseline || is_baseline;
+    v.is_baseline = v.is_baseline || rt.is_baseline;
     v.trials.push_back(std::move(t));
   }
   for (Variant& v : variants) {
@@ -145,31 +118,12 @@ VariantRow Figures(const Variant& v) {
 
 }  // namespace
 
-std::vector<VariantRow> Summarize(const std::string& db_path, int64_t sweep_id, uint64_t seed,
-                                  int resamples) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec)) {
-    throw store::StoreError(fmt::format(
-        "no results store at '{}'; run an experiment first (or pass --db PATH)", db_path));
-  }
-  std::vector<Variant> variants;
-  try {
-    SQLite::Database db(db_path, SQLite::OPEN_READONLY);
-    db.setBusyTimeout(5000);
-    SQLite::Statement sweep(db, "SELECT 1 FROM sweeps WHERE id = ?");
-    sweep.bind(1, sweep_id);
-    if (!sweep.executeStep()) {
-      throw store::StoreError(fmt::format("no sweep {} in results store '{}'; `runx history` "
-                                          "lists the sweeps",
-                                          sweep_id, db_path));
-    }
-    variants = ReadVariants(db, sweep_id);
-  } catch (const SQLite::Exception& e) {
-    throw store::StoreError(
-        fmt::format("cannot read sweep {} from results store '{}': {}", sweep_id, db_path,
-                    e.what()));
-  }
+std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id, uint64_t seed, int resamples) {
+  return Summarize(store.ReadRunTrials(run_id), seed, resamples);
+}
 
+std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, uint64_t seed, int resamples) {
+  const std::vector<Variant> variants = GroupVariants(trials);
   std::vector<VariantRow> rows;
   for (const Variant& v : variants) rows.push_back(Figures(v));
   const auto base = std::find_if(variants.begin(), variants.end(),
@@ -216,9 +170,9 @@ std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>
   return out;
 }
 
-void WriteVariantStats(store::Store& store, int64_t sweep_id,
+void WriteVariantStats(store::Store& store, int64_t run_id,
                        const std::vector<VariantRow>& rows) {
-  store.RecordVariantStats(sweep_id, ToVariantStats(rows));
+  store.RecordVariantStats(run_id, ToVariantStats(rows));
 }
 
 }  // namespace runx::report

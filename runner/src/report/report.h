@@ -36,14 +36,16 @@ struct VariantRow {
   std::optional<SpeedupInterval> speedup;
 };
 
-/// Reads sweep `sweep_id` of the store at `db_path` (opened read-only) and computes one row per
-/// variant, in the order the variants first ran (order_index, then id). The bootstrap's repeats
-/// are the variant's ok trials with measured steps, in repeat_index order (then id), each with
-/// its measured steps in step order: what BootstrapSpeedup gets to reproduce an interval. Every variant's
-/// bootstrap uses `seed` and `resamples`, so a row does not depend on the other variants.
-/// Steps whose wall time is not positive are not measurements and are left out.
-/// Throws store::StoreError when the store cannot be read or has no such sweep.
-std::vector<VariantRow> Summarize(const std::string& db_path, int64_t sweep_id, uint64_t seed,
+/// One row per variant of `trials` (one run's trials, as Store::ReadRunTrials gives them), in the
+/// order the variants first ran. The bootstrap's repeats are the variant's ok trials with
+/// measured steps, in repeat_index order (then id), each with its measured steps in step order:
+/// what BootstrapSpeedup gets to reproduce an interval. Every variant's bootstrap uses `seed` and
+/// `resamples`, so a row does not depend on the other variants.
+std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, uint64_t seed,
+                                  int resamples = kDefaultResamples);
+
+/// Summarize over run `run_id` of `store`. Throws store::StoreError when there is no such run.
+std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id, uint64_t seed,
                                   int resamples = kDefaultResamples);
 
 /// An aligned text table for people, one line per variant (ends in a newline; "" for no rows):
@@ -55,7 +57,7 @@ std::string RenderReport(const std::vector<VariantRow>& rows);
 /// The rows as the store keeps them (variant_stats): the baseline's speedup is 1.
 std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>& rows);
 
-/// Persists `rows` as the variant_stats of `sweep_id`, replacing earlier ones (one transaction).
-void WriteVariantStats(store::Store& store, int64_t sweep_id, const std::vector<VariantRow>& rows);
+/// Persists `rows` as the variant_stats of `run_id`, replacing earlier ones (one transaction).
+void WriteVariantStats(store::Store& store, int64_t run_id, const std::vector<VariantRow>& rows);
 
 }  // namespace runx::report

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "store/store.h"
+#include "store/views.h"
 
 namespace runx::store {
 namespace {
@@ -86,76 +87,9 @@ CREATE UNIQUE INDEX environment_sweep_key ON environment(sweep_id, key) WHERE tr
 CREATE UNIQUE INDEX environment_trial_key ON environment(trial_id, key)
   WHERE trial_id IS NOT NULL;
 
-CREATE VIEW trial_summary AS
-SELECT
-  t.id AS trial_id,
-  t.sweep_id AS sweep_id,
-  e.name AS experiment,
-  t.label AS label,
-  t.status AS status,
-  t.device AS device,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'samples_per_s') AS samples_per_s,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_median') AS step_ms_median,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_p10') AS step_ms_p10,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'step_ms_p90') AS step_ms_p90,
-  (SELECT CAST(m.value AS INTEGER) FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'peak_mem_bytes') AS peak_mem_bytes,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'final_loss') AS final_loss,
-  (SELECT m.value FROM metrics m
-    WHERE m.trial_id = t.id AND m.step IS NULL AND m.name = 'accuracy') AS accuracy,
-  t.started_at AS started_at,
-  t.error AS error,
-  t.config_hash AS config_hash,
-  t.finished_at AS finished_at,
-  t.is_baseline AS is_baseline,
-  t.repeat_index AS repeat_index
-FROM trials t
-JOIN sweeps s ON s.id = t.sweep_id
-JOIN experiments e ON e.id = s.experiment_id;
-
-CREATE VIEW speedups AS
-WITH baseline AS (
-  SELECT sweep_id, AVG(samples_per_s) AS samples_per_s, AVG(step_ms_median) AS step_ms_median
-  FROM trial_summary
-  WHERE is_baseline = 1 AND status = 'ok'
-  GROUP BY sweep_id
-)
-SELECT
-  ts.trial_id AS trial_id,
-  ts.sweep_id AS sweep_id,
-  ts.experiment AS experiment,
-  ts.label AS label,
-  ts.status AS status,
-  ts.samples_per_s AS samples_per_s,
-  b.samples_per_s AS baseline_samples_per_s,
-  ts.samples_per_s / b.samples_per_s AS speedup,
-  ts.step_ms_median AS step_ms_median,
-  b.step_ms_median AS baseline_step_ms_median,
-  ts.is_baseline AS is_baseline,
-  ts.repeat_index AS repeat_index
-FROM trial_summary ts
-LEFT JOIN baseline b ON b.sweep_id = ts.sweep_id;
-
-CREATE VIEW steps_measured AS
-SELECT
-  st.trial_id AS trial_id,
-  st.step AS step,
-  st.wall_ms AS wall_ms,
-  st.data_ms AS data_ms,
-  st.samples AS samples,
-  st.loss AS loss,
-  CASE WHEN st.wall_ms > 0 THEN st.samples * 1000.0 / st.wall_ms END AS samples_per_s
-FROM steps st
-WHERE st.phase = 'measure';
 )sql";
 
-// Version 2: the report's per-variant figures (variant_stats) and the speedups view with the
-// variant's bootstrap interval appended after its version 1 columns.
+// Version 2: the report's per-variant figures (variant_stats).
 constexpr const char* kSchemaV2 = R"sql(
 CREATE TABLE variant_stats (
   sweep_id        INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
@@ -177,33 +111,70 @@ CREATE TABLE variant_stats (
   PRIMARY KEY (sweep_id, label)
 );
 
-DROP VIEW speedups;
-CREATE VIEW speedups AS
-WITH baseline AS (
-  SELECT sweep_id, AVG(samples_per_s) AS samples_per_s, AVG(step_ms_median) AS step_ms_median
-  FROM trial_summary
-  WHERE is_baseline = 1 AND status = 'ok'
-  GROUP BY sweep_id
-)
-SELECT
-  ts.trial_id AS trial_id,
-  ts.sweep_id AS sweep_id,
-  ts.experiment AS experiment,
-  ts.label AS label,
-  ts.status AS status,
-  ts.samples_per_s AS samples_per_s,
-  b.samples_per_s AS baseline_samples_per_s,
-  ts.samples_per_s / b.samples_per_s AS speedup,
-  ts.step_ms_median AS step_ms_median,
-  b.step_ms_median AS baseline_step_ms_median,
-  ts.is_baseline AS is_baseline,
-  ts.repeat_index AS repeat_index,
-  vs.speedup_ci_low AS speedup_ci_low,
-  vs.speedup_ci_high AS speedup_ci_high,
-  vs.significant AS significant
-FROM trial_summary ts
-LEFT JOIN baseline b ON b.sweep_id = ts.sweep_id
-LEFT JOIN variant_stats vs ON vs.sweep_id = ts.sweep_id AND vs.label = ts.label;
+)sql";
+
+// Version 3: the identity model (docs/design.md). A sweep row becomes a run (one invocation of
+// runx, with its build identity, overrides and owner process); a trial's config_hash becomes the
+// hash of its resolved config alone, with the environment in env_hash; the trials of a run are
+// its memberships (run_trials), reused ones included; claims let concurrent runners share a
+// sweep. Trials of older stores keep their combined identity in legacy_identity.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE sweeps RENAME TO runs;
+ALTER TABLE runs ADD COLUMN overrides   TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN git_dirty   INTEGER CHECK (git_dirty IN (0, 1));
+ALTER TABLE runs ADD COLUMN build_type  TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN runx_build  TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN pid         INTEGER;
+ALTER TABLE runs ADD COLUMN pid_token   TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN plan_hash   TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN force       INTEGER NOT NULL DEFAULT 0 CHECK (force IN (0, 1));
+ALTER TABLE runs ADD COLUMN reuse_floor INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN any_build   INTEGER NOT NULL DEFAULT 0 CHECK (any_build IN (0, 1));
+UPDATE runs SET git_dirty = 1, git_sha = substr(git_sha, 1, length(git_sha) - 6)
+  WHERE git_sha LIKE '%-dirty';
+UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, started_at)
+  WHERE status = 'running';
+DROP INDEX sweeps_experiment_id;
+CREATE INDEX runs_experiment_id ON runs(experiment_id);
+CREATE INDEX runs_plan_hash ON runs(plan_hash);
+
+ALTER TABLE trials RENAME COLUMN sweep_id TO run_id;
+ALTER TABLE trials ADD COLUMN env_hash        TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN platform_hash   TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN inputs          TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE trials ADD COLUMN error_detail    TEXT;
+ALTER TABLE trials ADD COLUMN legacy_identity TEXT;
+UPDATE trials SET legacy_identity = config_hash, config_hash = '';
+DROP INDEX trials_config_hash;
+DROP INDEX trials_sweep_id;
+CREATE INDEX trials_run_id ON trials(run_id);
+CREATE INDEX trials_identity ON trials(config_hash, env_hash, repeat_index, status);
+
+ALTER TABLE environment RENAME COLUMN sweep_id TO run_id;
+ALTER TABLE variant_stats RENAME COLUMN sweep_id TO run_id;
+
+CREATE TABLE run_trials (
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  trial_id     INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  label        TEXT NOT NULL DEFAULT '',
+  is_baseline  INTEGER NOT NULL DEFAULT 0 CHECK (is_baseline IN (0, 1)),
+  repeat_index INTEGER NOT NULL DEFAULT 0 CHECK (repeat_index >= 0),
+  order_index  INTEGER NOT NULL DEFAULT 0,
+  reused       INTEGER NOT NULL DEFAULT 0 CHECK (reused IN (0, 1)),
+  PRIMARY KEY (run_id, trial_id)
+);
+CREATE INDEX run_trials_trial_id ON run_trials(trial_id);
+INSERT INTO run_trials (run_id, trial_id, label, is_baseline, repeat_index, order_index, reused)
+  SELECT run_id, id, label, is_baseline, repeat_index, order_index, 0 FROM trials;
+
+CREATE TABLE claims (
+  config_hash  TEXT NOT NULL,
+  env_hash     TEXT NOT NULL,
+  repeat_index INTEGER NOT NULL,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  claimed_at   TEXT NOT NULL,
+  PRIMARY KEY (config_hash, env_hash, repeat_index)
+);
 )sql";
 
 bool TableExists(SQLite::Database& db, const char* name) {
@@ -235,6 +206,7 @@ const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
       {2, kSchemaV2},
+      {3, kSchemaV3},
   };
   return kMigrations;
 }
@@ -259,6 +231,8 @@ int ReadSchemaVersion(SQLite::Database& db, const std::string& path) {
 
 void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
              const std::string& path) {
+  // Views are written for the latest schema only; a shorter list (tests of old versions) has none.
+  const bool create_views = !migrations.empty() && migrations.back().version == Migrations().back().version;
   const int latest = migrations.empty() ? 0 : migrations.back().version;
   const int found = ReadSchemaVersion(db, path);
   CheckNotNewer(found, latest, path);
@@ -282,10 +256,14 @@ void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
             "  version INTEGER NOT NULL);"
             "INSERT INTO schema_version (id, version) VALUES (1, 0);");
       }
+      // Views are no part of any migration: they are dropped before the first step and created,
+      // in their latest form, in the transaction of the last one (store/views.cc).
+      DropViews(db);
       db.exec(m.sql);
       SQLite::Statement bump(db, "UPDATE schema_version SET version = ?");
       bump.bind(1, m.version);
       bump.exec();
+      if (m.version == latest && create_views) CreateViews(db);
     } catch (const SQLite::Exception& e) {
       throw StoreError(fmt::format("cannot migrate results store '{}' to schema version {}: {}",
                                    path, m.version, e.what()));

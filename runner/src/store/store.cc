@@ -12,14 +12,17 @@
 namespace runx::store {
 namespace {
 
-constexpr int kBusyTimeoutMs = 5000;
+// How long a writer waits for the write lock before giving up: long enough that another runner's
+// transaction, a `sqlite3` shell or a backup holding the lock for minutes does not lose a
+// finished trial (SQLite's busy handler retries until then).
+constexpr int kBusyTimeoutMs = 10 * 60 * 1000;
 
 const std::vector<std::string>& StepPhases() {
   static const std::vector<std::string> kPhases = {"warmup", "measure", "eval"};
   return kPhases;
 }
 
-const std::vector<std::string>& SweepStatuses() {
+const std::vector<std::string>& RunStatuses() {
   static const std::vector<std::string> kStatuses = {"running", "ok", "failed", "interrupted"};
   return kStatuses;
 }
@@ -58,7 +61,7 @@ int LatestSchemaVersion() { return Migrations().back().version; }
 
 const std::vector<std::string>& TrialStatuses() {
   static const std::vector<std::string> kStatuses = {
-      "ok", "failed", "crashed", "oom", "timeout", "nan", "incompatible", "skipped"};
+      "ok", "failed", "crashed", "oom", "timeout", "nan", "incompatible"};
   return kStatuses;
 }
 
@@ -68,8 +71,9 @@ Store Store::Open(const std::string& path) {
   try {
     db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
                                             kBusyTimeoutMs);
-    // journal_mode is the first statement to touch the file, so it is where a file that is
-    // not a database is noticed.
+    // Reading the schema is the first thing to touch the file: a file that is not a database,
+    // or a database that is not a runx store, is refused before anything in it changes.
+    ReadSchemaVersion(*db, path);
     db->exec("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = NORMAL");
     db->exec("PRAGMA foreign_keys = ON");
@@ -121,52 +125,108 @@ int64_t Store::AddExperiment(const std::string& name, const std::string& path,
   }
 }
 
-int64_t Store::BeginSweep(const SweepInfo& info) {
+int64_t Store::BeginRun(const RunInfo& info) {
   try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // A forced run reuses nothing that existed when it started: trials up to the floor.
+    const int64_t floor =
+        info.force ? db_->execAndGet("SELECT coalesce(max(id), 0) FROM trials").getInt64() : 0;
     SQLite::Statement insert(
         *db_,
-        "INSERT INTO sweeps (experiment_id, started_at, status, host, "
-        "runx_version, git_sha, command) VALUES (?, ?, 'running', ?, ?, ?, ?)");
+        "INSERT INTO runs (experiment_id, started_at, status, host, runx_version, git_sha, "
+        "command, overrides, git_dirty, build_type, runx_build, pid, pid_token, plan_hash, "
+        "reuse_floor, any_build, force) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, info.experiment_id);
     insert.bind(2, info.started_at);
     insert.bind(3, info.host);
     insert.bind(4, info.runx_version);
     insert.bind(5, info.git_sha);
     insert.bind(6, info.command);
+    insert.bind(7, info.overrides_json);
+    if (info.git_dirty) {
+      insert.bind(8, *info.git_dirty ? 1 : 0);
+    } else {
+      insert.bind(8);
+    }
+    insert.bind(9, info.build_type);
+    insert.bind(10, info.runx_build);
+    insert.bind(11, info.pid);
+    insert.bind(12, info.pid_token);
+    insert.bind(13, info.plan_hash);
+    insert.bind(14, floor);
+    insert.bind(15, info.any_build ? 1 : 0);
+    insert.bind(16, info.force ? 1 : 0);
     insert.exec();
-    return db_->getLastInsertRowid();
+    const int64_t id = db_->getLastInsertRowid();
+    tx.commit();
+    return id;
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record a sweep of experiment {} in '{}': {}",
+    throw StoreError(fmt::format("cannot record a run of experiment {} in '{}': {}",
                                  info.experiment_id, path_, e.what()));
   }
 }
 
-void Store::EndSweep(int64_t sweep_id, const std::string& status, const std::string& finished_at) {
-  CheckOneOf("sweep status", status, SweepStatuses());
-  int changed = 0;
+std::optional<ResumableRun> Store::FindInterruptedRun(const std::string& plan_hash) {
   try {
-    SQLite::Statement update(*db_, "UPDATE sweeps SET status = ?, finished_at = ? WHERE id = ?");
-    update.bind(1, status);
-    BindTextOrNull(update, 2, finished_at);
-    update.bind(3, sweep_id);
-    changed = update.exec();
+    SQLite::Statement q(*db_,
+                        "SELECT id, force, any_build FROM runs WHERE plan_hash = ? "
+                        "AND status = 'interrupted' ORDER BY id DESC LIMIT 1");
+    q.bind(1, plan_hash);
+    if (!q.executeStep()) return std::nullopt;
+    return ResumableRun{q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0,
+                        q.getColumn(2).getInt() != 0};
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot end sweep {} in '{}': {}", sweep_id, path_, e.what()));
-  }
-  if (changed == 0) {
-    throw StoreError(fmt::format("cannot end sweep {} in '{}': no such sweep", sweep_id, path_));
+    throw StoreError(fmt::format("cannot look for an interrupted run in '{}': {}", path_, e.what()));
   }
 }
 
-void Store::AddSweepEnvironment(int64_t sweep_id, const std::map<std::string, std::string>& env) {
+void Store::ReopenRun(int64_t run_id, const std::string& host, int64_t pid,
+                      const std::string& pid_token) {
+  try {
+    SQLite::Statement q(*db_,
+                        "UPDATE runs SET status = 'running', finished_at = NULL, host = ?, pid = ?, "
+                        "pid_token = ? WHERE id = ?");
+    q.bind(1, host);
+    q.bind(2, pid);
+    q.bind(3, pid_token);
+    q.bind(4, run_id);
+    if (q.exec() == 0) throw StoreError(fmt::format("no run {} in '{}'", run_id, path_));
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot reopen run {} in '{}': {}", run_id, path_, e.what()));
+  }
+}
+
+void Store::EndRun(int64_t run_id, const std::string& status, const std::string& finished_at) {
+  CheckOneOf("run status", status, RunStatuses());
+  int changed = 0;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    // A key recorded again replaces its value (the unique index is on (sweep_id, key)).
+    SQLite::Statement update(*db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+    update.bind(1, status);
+    BindTextOrNull(update, 2, finished_at);
+    update.bind(3, run_id);
+    changed = update.exec();
+    SQLite::Statement release(*db_, "DELETE FROM claims WHERE run_id = ?");
+    release.bind(1, run_id);
+    release.exec();
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot end run {} in '{}': {}", run_id, path_, e.what()));
+  }
+  if (changed == 0) {
+    throw StoreError(fmt::format("cannot end run {} in '{}': no such run", run_id, path_));
+  }
+}
+
+void Store::AddRunEnvironment(int64_t run_id, const std::map<std::string, std::string>& env) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // A key recorded again replaces its value (the unique index is on (run_id, key)).
     SQLite::Statement insert(*db_,
-                             "INSERT OR REPLACE INTO environment (sweep_id, trial_id, key, value) "
+                             "INSERT OR REPLACE INTO environment (run_id, trial_id, key, value) "
                              "VALUES (?, NULL, ?, ?)");
     for (const auto& [key, value] : env) {
-      insert.bind(1, sweep_id);
+      insert.bind(1, run_id);
       insert.bind(2, key);
       insert.bind(3, value);
       insert.exec();
@@ -174,15 +234,174 @@ void Store::AddSweepEnvironment(int64_t sweep_id, const std::map<std::string, st
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record the environment of sweep {} in '{}': {}", sweep_id,
+    throw StoreError(fmt::format("cannot record the environment of run {} in '{}': {}", run_id,
                                  path_, e.what()));
+  }
+}
+
+namespace {
+
+struct Owner {
+  int64_t run_id = 0;
+  std::string host;
+  int64_t pid = 0;
+  std::string token;
+};
+
+// Runs still 'running', with their owners.
+std::vector<Owner> RunningRuns(SQLite::Database& db) {
+  std::vector<Owner> out;
+  SQLite::Statement q(db, "SELECT id, host, coalesce(pid, 0), pid_token FROM runs WHERE status = 'running'");
+  while (q.executeStep()) {
+    out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getInt64(),
+                   q.getColumn(3).getString()});
+  }
+  return out;
+}
+
+// Marks run `id` interrupted and drops its claims (inside the caller's transaction).
+void Interrupt(SQLite::Database& db, int64_t id, const std::string& finished_at) {
+  SQLite::Statement update(db,
+                           "UPDATE runs SET status = 'interrupted', "
+                           "finished_at = coalesce(finished_at, ?) WHERE id = ?");
+  BindTextOrNull(update, 1, finished_at);
+  update.bind(2, id);
+  update.exec();
+  SQLite::Statement release(db, "DELETE FROM claims WHERE run_id = ?");
+  release.bind(1, id);
+  release.exec();
+}
+
+}  // namespace
+
+int Store::MarkDeadRuns(const LivenessCheck& alive, const std::string& finished_at) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    int n = 0;
+    for (const Owner& o : RunningRuns(*db_)) {
+      if (alive(o.host, o.pid, o.token)) continue;
+      Interrupt(*db_, o.run_id, finished_at);
+      ++n;
+    }
+    tx.commit();
+    return n;
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot mark interrupted runs in '{}': {}", path_, e.what()));
+  }
+}
+
+namespace {
+
+// Adds trial `trial_id` to run `run_id` at `place` (nothing when it is already there).
+void AddMember(SQLite::Database& db, int64_t run_id, int64_t trial_id, const Membership& place,
+               bool reused) {
+  SQLite::Statement insert(db,
+                           "INSERT OR IGNORE INTO run_trials (run_id, trial_id, label, is_baseline, "
+                           "repeat_index, order_index, reused) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  insert.bind(1, run_id);
+  insert.bind(2, trial_id);
+  insert.bind(3, place.label);
+  insert.bind(4, place.is_baseline ? 1 : 0);
+  insert.bind(5, place.repeat_index);
+  insert.bind(6, place.order_index);
+  insert.bind(7, reused ? 1 : 0);
+  insert.exec();
+}
+
+}  // namespace
+
+Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
+                        const LivenessCheck& alive, const std::string& now) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // 1. A resumed run that has this trial already.
+    SQLite::Statement member(*db_,
+                             "SELECT t.id FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
+                             "WHERE rt.run_id = ? AND rt.order_index = ? AND rt.repeat_index = ? "
+                             "AND t.config_hash = ? LIMIT 1");
+    member.bind(1, run_id);
+    member.bind(2, place.order_index);
+    member.bind(3, place.repeat_index);
+    member.bind(4, key.config_hash);
+    if (member.executeStep()) return {ClaimOutcome::kDone, member.getColumn(0).getInt64(), 0};
+
+    // 2. An ok result to reuse: same config, environment (or platform, across builds), repeat.
+    SQLite::Statement run(*db_, "SELECT reuse_floor, any_build FROM runs WHERE id = ?");
+    run.bind(1, run_id);
+    if (!run.executeStep()) throw StoreError(fmt::format("no run {} in '{}'", run_id, path_));
+    const int64_t floor = run.getColumn(0).getInt64();
+    const bool any_build = run.getColumn(1).getInt() != 0;
+    SQLite::Statement ok(*db_,
+                         any_build ? "SELECT id FROM trials WHERE config_hash = ? AND platform_hash = ? "
+                                     "AND repeat_index = ? AND status = 'ok' AND id > ? "
+                                     "ORDER BY id DESC LIMIT 1"
+                                   : "SELECT id FROM trials WHERE config_hash = ? AND env_hash = ? "
+                                     "AND repeat_index = ? AND status = 'ok' AND id > ? "
+                                     "ORDER BY id DESC LIMIT 1");
+    ok.bind(1, key.config_hash);
+    ok.bind(2, any_build ? key.platform_hash : key.env_hash);
+    ok.bind(3, key.repeat_index);
+    ok.bind(4, floor);
+    if (ok.executeStep()) {
+      const int64_t trial_id = ok.getColumn(0).getInt64();
+      AddMember(*db_, run_id, trial_id, place, true);
+      tx.commit();
+      return {ClaimOutcome::kReused, trial_id, 0};
+    }
+
+    // 3. Another runner's claim: wait while its run lives, take it over when it died.
+    SQLite::Statement held(*db_,
+                           "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token "
+                           "FROM claims c JOIN runs r ON r.id = c.run_id "
+                           "WHERE c.config_hash = ? AND c.env_hash = ? AND c.repeat_index = ?");
+    held.bind(1, key.config_hash);
+    held.bind(2, key.env_hash);
+    held.bind(3, key.repeat_index);
+    if (held.executeStep()) {
+      const int64_t holder = held.getColumn(0).getInt64();
+      const bool live = held.getColumn(1).getString() == "running" &&
+                        alive(held.getColumn(2).getString(), held.getColumn(3).getInt64(),
+                              held.getColumn(4).getString());
+      if (holder != run_id && live) return {ClaimOutcome::kBusy, 0, holder};
+      held.reset();
+      if (!live && holder != run_id) Interrupt(*db_, holder, now);
+    }
+    SQLite::Statement claim(*db_,
+                            "INSERT OR REPLACE INTO claims (config_hash, env_hash, repeat_index, "
+                            "run_id, claimed_at) VALUES (?, ?, ?, ?, ?)");
+    claim.bind(1, key.config_hash);
+    claim.bind(2, key.env_hash);
+    claim.bind(3, key.repeat_index);
+    claim.bind(4, run_id);
+    claim.bind(5, now);
+    claim.exec();
+    tx.commit();
+    return {ClaimOutcome::kClaimed, 0, 0};
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot claim trial '{}' (repeat {}) for run {} in '{}': {}",
+                                 place.label, place.repeat_index, run_id, path_, e.what()));
+  }
+}
+
+void Store::ReleaseClaim(int64_t run_id, const TrialKey& key) {
+  try {
+    SQLite::Statement release(*db_,
+                              "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? "
+                              "AND repeat_index = ? AND run_id = ?");
+    release.bind(1, key.config_hash);
+    release.bind(2, key.env_hash);
+    release.bind(3, key.repeat_index);
+    release.bind(4, run_id);
+    release.exec();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot release a claim of run {} in '{}': {}", run_id, path_, e.what()));
   }
 }
 
 int64_t Store::RecordTrial(const TrialRecord& trial) {
   const auto context = [&] {
-    return fmt::format("cannot record trial '{}' (repeat {}) of sweep {} in '{}'", trial.label,
-                       trial.repeat_index, trial.sweep_id, path_);
+    return fmt::format("cannot record trial '{}' (repeat {}) of run {} in '{}'", trial.label,
+                       trial.repeat_index, trial.run_id, path_);
   };
   try {
     CheckOneOf("status", trial.status, TrialStatuses());
@@ -195,10 +414,11 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insert_trial(
         *db_,
-        "INSERT INTO trials (sweep_id, config_hash, config_json, label, is_baseline, "
-        "repeat_index, order_index, device, status, error, started_at, finished_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert_trial.bind(1, trial.sweep_id);
+        "INSERT INTO trials (run_id, config_hash, config_json, label, is_baseline, "
+        "repeat_index, order_index, device, status, error, started_at, finished_at, env_hash, "
+        "platform_hash, inputs, error_detail) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert_trial.bind(1, trial.run_id);
     insert_trial.bind(2, trial.config_hash);
     insert_trial.bind(3, trial.config_json);
     insert_trial.bind(4, trial.label);
@@ -210,6 +430,10 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     BindTextOrNull(insert_trial, 10, trial.error);
     BindTextOrNull(insert_trial, 11, trial.started_at);
     BindTextOrNull(insert_trial, 12, trial.finished_at);
+    insert_trial.bind(13, trial.env_hash);
+    insert_trial.bind(14, trial.platform_hash);
+    insert_trial.bind(15, trial.inputs_json.empty() ? std::string("{}") : trial.inputs_json);
+    BindTextOrNull(insert_trial, 16, trial.error_detail);
     insert_trial.exec();
     const int64_t trial_id = db_->getLastInsertRowid();
 
@@ -250,15 +474,26 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     }
 
     SQLite::Statement insert_env(
-        *db_, "INSERT INTO environment (sweep_id, trial_id, key, value) VALUES (?, ?, ?, ?)");
+        *db_, "INSERT INTO environment (run_id, trial_id, key, value) VALUES (?, ?, ?, ?)");
     for (const auto& [key, value] : trial.environment) {
-      insert_env.bind(1, trial.sweep_id);
+      insert_env.bind(1, trial.run_id);
       insert_env.bind(2, trial_id);
       insert_env.bind(3, key);
       insert_env.bind(4, value);
       insert_env.exec();
       insert_env.reset();
     }
+
+    AddMember(*db_, trial.run_id, trial_id,
+              {trial.label, trial.is_baseline, trial.repeat_index, trial.order_index}, false);
+    SQLite::Statement release(*db_,
+                              "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? "
+                              "AND repeat_index = ? AND run_id = ?");
+    release.bind(1, trial.config_hash);
+    release.bind(2, trial.env_hash);
+    release.bind(3, trial.repeat_index);
+    release.bind(4, trial.run_id);
+    release.exec();
 
     tx.commit();
     return trial_id;
@@ -267,31 +502,55 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
   }
 }
 
-std::optional<int64_t> Store::FindOkTrial(const std::string& config_hash) {
+std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
+  std::vector<RunTrial> out;
   try {
-    SQLite::Statement find(*db_,
-                           "SELECT id FROM trials WHERE config_hash = ? AND status = 'ok' "
-                           "ORDER BY id DESC LIMIT 1");
-    find.bind(1, config_hash);
-    if (!find.executeStep()) return std::nullopt;
-    return find.getColumn(0).getInt64();
+    SQLite::Statement run(*db_, "SELECT 1 FROM runs WHERE id = ?");
+    run.bind(1, run_id);
+    if (!run.executeStep()) {
+      throw StoreError(fmt::format("no run {} in results store '{}'", run_id, path_));
+    }
+    SQLite::Statement trials(*db_,
+                             "SELECT t.id, rt.label, rt.is_baseline, t.status, rt.repeat_index "
+                             "FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
+                             "WHERE rt.run_id = ? ORDER BY rt.order_index, t.id");
+    trials.bind(1, run_id);
+    SQLite::Statement steps(*db_,
+                            "SELECT wall_ms, samples FROM steps WHERE trial_id = ? "
+                            "AND phase = 'measure' AND wall_ms > 0 ORDER BY step");
+    SQLite::Statement metrics(*db_,
+                              "SELECT name, value FROM metrics WHERE trial_id = ? AND step IS NULL "
+                              "AND value IS NOT NULL "
+                              "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy')");
+    while (trials.executeStep()) {
+      RunTrial t;
+      t.trial_id = trials.getColumn(0).getInt64();
+      t.label = trials.getColumn(1).getString();
+      t.is_baseline = trials.getColumn(2).getInt() != 0;
+      t.status = trials.getColumn(3).getString();
+      t.repeat_index = trials.getColumn(4).getInt();
+      if (t.status == "ok") {
+        steps.bind(1, t.trial_id);
+        while (steps.executeStep()) {
+          t.measured_steps.emplace_back(steps.getColumn(0).getDouble(), steps.getColumn(1).getDouble());
+        }
+        steps.reset();
+        metrics.bind(1, t.trial_id);
+        while (metrics.executeStep()) {
+          const std::string name = metrics.getColumn(0).getString();
+          const double value = metrics.getColumn(1).getDouble();
+          if (name == "peak_mem_bytes") t.peak_mem_bytes = value;
+          if (name == "final_loss") t.final_loss = value;
+          if (name == "accuracy") t.accuracy = value;
+        }
+        metrics.reset();
+      }
+      out.push_back(std::move(t));
+    }
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot look up configuration '{}' in '{}': {}", config_hash,
-                                 path_, e.what()));
+    throw StoreError(fmt::format("cannot read run {} from results store '{}': {}", run_id, path_, e.what()));
   }
-}
-
-int Store::MarkInterruptedSweeps(const std::string& finished_at) {
-  try {
-    SQLite::Statement update(*db_,
-                             "UPDATE sweeps SET status = 'interrupted', "
-                             "finished_at = coalesce(finished_at, ?) WHERE status = 'running'");
-    BindTextOrNull(update, 1, finished_at);
-    return update.exec();
-  } catch (const SQLite::Exception& e) {
-    throw StoreError(
-        fmt::format("cannot mark interrupted sweeps in '{}': {}", path_, e.what()));
-  }
+  return out;
 }
 
 namespace {
@@ -307,20 +566,20 @@ void BindOptional(SQLite::Statement& s, int index, const std::optional<T>& value
 
 }  // namespace
 
-void Store::RecordVariantStats(int64_t sweep_id, const std::vector<VariantStatsRow>& rows) {
+void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow>& rows) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement clear(*db_, "DELETE FROM variant_stats WHERE sweep_id = ?");
-    clear.bind(1, sweep_id);
+    SQLite::Statement clear(*db_, "DELETE FROM variant_stats WHERE run_id = ?");
+    clear.bind(1, run_id);
     clear.exec();
     SQLite::Statement insert(
         *db_,
-        "INSERT INTO variant_stats (sweep_id, label, is_baseline, trials, ok_trials, "
+        "INSERT INTO variant_stats (run_id, label, is_baseline, trials, ok_trials, "
         "step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, speedup, speedup_ci_low, "
         "speedup_ci_high, significant, accuracy_delta, resamples, seed) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const VariantStatsRow& r : rows) {
-      insert.bind(1, sweep_id);
+      insert.bind(1, run_id);
       insert.bind(2, r.label);
       insert.bind(3, r.is_baseline ? 1 : 0);
       insert.bind(4, r.trials);
@@ -344,8 +603,8 @@ void Store::RecordVariantStats(int64_t sweep_id, const std::vector<VariantStatsR
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record the variant figures of sweep {} in '{}': {}",
-                                 sweep_id, path_, e.what()));
+    throw StoreError(fmt::format("cannot record the variant figures of run {} in '{}': {}",
+                                 run_id, path_, e.what()));
   }
 }
 

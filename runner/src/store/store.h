@@ -2,11 +2,13 @@
 // The SQLite results store: one file (default results/runx.db), WAL, schema_version + migrations.
 // No LibTorch here. Only the parent runx process writes; `runx query` opens it read-only.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -41,16 +43,20 @@ struct MetricRow {
 
 /// Everything about one finished (or failed) trial, written in ONE transaction.
 struct TrialRecord {
-  int64_t sweep_id = 0;
-  std::string config_hash;
+  int64_t run_id = 0;       ///< the run that produced it
+  std::string config_hash;  ///< the trial's config identity (docs/design.md)
+  std::string env_hash;     ///< its environment identity: runx build + platform
+  std::string platform_hash;  ///< the environment without the runx build (LibTorch, CUDA, cuDNN, device)
+  std::string inputs_json = "{}";  ///< {"model.path": {"path": ..., "sha256": ...}, ...}
   std::string config_json;
   std::string label;  ///< e.g. "baseline", "bf16+channels_last"
   bool is_baseline = false;
   int repeat_index = 0;
   int order_index = 0;
   std::string device;  ///< resolved, e.g. "cpu", "cuda:0"
-  std::string status;  ///< ok | failed | crashed | oom | timeout | nan | incompatible | skipped
-  std::string error;   ///< empty when ok
+  std::string status;  ///< ok | failed | crashed | oom | timeout | nan | incompatible
+  std::string error;   ///< the first line of the failure; empty when ok
+  std::string error_detail;  ///< the whole failure text (and the child's stderr tail); may be empty
   std::string started_at;   ///< ISO-8601 UTC, e.g. 2026-12-02T13:08:01Z
   std::string finished_at;
   std::vector<StepRow> steps;
@@ -58,16 +64,81 @@ struct TrialRecord {
   std::map<std::string, std::string> environment;
 };
 
-struct SweepInfo {
+/// One invocation of runx: what ran, with which build, by which process.
+struct RunInfo {
   int64_t experiment_id = 0;
   std::string started_at;
   std::string host;
+  std::string command;         ///< the command line that started it
+  std::string overrides_json = "[]";  ///< the --set values, in order, as a JSON array
   std::string runx_version;
-  std::string git_sha;
-  std::string command;  ///< the command line that started it
+  std::string git_sha;         ///< without a -dirty suffix
+  std::optional<bool> git_dirty;
+  std::string build_type;      ///< CMake build type, e.g. Release
+  std::string runx_build;      ///< build identity: sha256 of the runx binary and its plugins
+  int64_t pid = 0;             ///< the runx process
+  std::string pid_token;       ///< tells this process from a later one with the same pid
+  std::string plan_hash;       ///< identity of the whole (unsharded) plan: its trials' identities
+  bool force = false;          ///< reuse nothing recorded before this run
+  bool any_build = false;      ///< reuse results of other runx builds
 };
 
-/// The figures of one variant (all repeats of one label) of a sweep, as the end-of-sweep report
+/// Whether the process (host, pid, pid_token) of a run is still alive. Runs of other hosts
+/// cannot be checked and must be answered `true`.
+using LivenessCheck = std::function<bool(const std::string& host, int64_t pid, const std::string& pid_token)>;
+
+/// What identifies a trial's result: config, environment (or, across builds, platform), repeat.
+struct TrialKey {
+  std::string config_hash;
+  std::string env_hash;
+  std::string platform_hash;
+  int repeat_index = 0;
+};
+
+/// A trial's place in a run's plan.
+struct Membership {
+  std::string label;
+  bool is_baseline = false;
+  int repeat_index = 0;
+  int order_index = 0;
+};
+
+/// What ClaimTrial decided for a planned trial.
+enum class ClaimOutcome {
+  kClaimed,  ///< this run holds the claim: run the trial, then RecordTrial (which releases it)
+  kReused,   ///< an ok result was found and added to this run (trial_id)
+  kDone,     ///< this run already has the trial (a resumed run): nothing to do (trial_id)
+  kBusy,     ///< another live runner holds the claim: try again later
+};
+struct Claim {
+  ClaimOutcome outcome = ClaimOutcome::kClaimed;
+  int64_t trial_id = 0;  ///< kReused, kDone
+  int64_t holder_run = 0;  ///< kBusy: the run holding the claim
+};
+
+/// An interrupted run that `--resume` continues.
+struct ResumableRun {
+  int64_t id = 0;
+  bool force = false;
+  bool any_build = false;
+};
+
+/// One trial of a run as the report reads it: its place in the run, its status and, for ok
+/// trials, its measured steps (wall ms, samples; positive wall times only, in step order) and
+/// summary metrics.
+struct RunTrial {
+  int64_t trial_id = 0;
+  std::string label;
+  bool is_baseline = false;
+  int repeat_index = 0;
+  std::string status;
+  std::vector<std::pair<double, double>> measured_steps;
+  std::optional<double> peak_mem_bytes;
+  std::optional<double> final_loss;
+  std::optional<double> accuracy;
+};
+
+/// The figures of one variant (all repeats of one label) of a run, as the end-of-run report
 /// computes them; one row of `variant_stats`. Empty optionals are stored as NULL.
 struct VariantStatsRow {
   std::string label;
@@ -97,6 +168,7 @@ const std::vector<std::string>& TrialStatuses();
 class Store {
  public:
   /// Opens (creating the file and its directory if needed) and migrates to the latest schema.
+  /// A file that is not a runx store is refused before anything in it changes.
   static Store Open(const std::string& path);
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -106,22 +178,39 @@ class Store {
   /// Returns the id of the experiment row for (name, path, sha256), inserting it if new.
   int64_t AddExperiment(const std::string& name, const std::string& path,
                         const std::string& yaml_text, const std::string& sha256);
-  int64_t BeginSweep(const SweepInfo& info);
-  void EndSweep(int64_t sweep_id, const std::string& status, const std::string& finished_at);
-  void AddSweepEnvironment(int64_t sweep_id, const std::map<std::string, std::string>& env);
-  /// Writes the trial with its steps, metrics and environment atomically; returns its id.
+
+  /// Starts a run (status 'running'). A forced run reuses no trial recorded before it started.
+  int64_t BeginRun(const RunInfo& info);
+  /// The latest interrupted run with `plan_hash`, for --resume.
+  std::optional<ResumableRun> FindInterruptedRun(const std::string& plan_hash);
+  /// Makes an interrupted run 'running' again, owned by (host, pid, pid_token).
+  void ReopenRun(int64_t run_id, const std::string& host, int64_t pid, const std::string& pid_token);
+  /// status: ok | failed | interrupted. Releases the run's claims.
+  void EndRun(int64_t run_id, const std::string& status, const std::string& finished_at);
+  void AddRunEnvironment(int64_t run_id, const std::map<std::string, std::string>& env);
+  /// Marks every 'running' run whose process `alive` says is gone as 'interrupted' (finished_at
+  /// set where NULL) and drops its claims; returns how many.
+  int MarkDeadRuns(const LivenessCheck& alive, const std::string& finished_at);
+
+  /// Decides, atomically against every other runner of this store, what run `run_id` does with
+  /// the planned trial `key`: reuse an ok result (same config, environment — or platform when
+  /// the run allows any build — and repeat, recorded after the run's reuse floor), wait for
+  /// another live runner's claim, or claim it. A claim whose run has died is taken over.
+  Claim ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
+                   const LivenessCheck& alive, const std::string& now);
+  /// Drops the claim of `key` if `run_id` holds it (an interrupted trial).
+  void ReleaseClaim(int64_t run_id, const TrialKey& key);
+  /// Writes the trial with its steps, metrics, environment and its membership in its run, and
+  /// releases its claim, atomically; returns its id.
   int64_t RecordTrial(const TrialRecord& trial);
 
-  /// The latest (highest id) trial, in any sweep, with this configuration hash and status 'ok':
-  /// a trial to skip when resuming. Failed, crashed, ... trials never count.
-  std::optional<int64_t> FindOkTrial(const std::string& config_hash);
-  /// Marks every sweep still 'running' as 'interrupted' (its runx died or was killed), setting
-  /// finished_at where it is NULL; returns how many. Call it only while no other runx writes
-  /// to this store: a sweep another process is running would be marked too.
-  int MarkInterruptedSweeps(const std::string& finished_at);
-  /// Replaces the variant_stats rows of `sweep_id` by `rows`, in one transaction.
-  void RecordVariantStats(int64_t sweep_id, const std::vector<VariantStatsRow>& rows);
+  /// The trials of run `run_id` (executed and reused), ordered by order_index, then id.
+  /// Throws StoreError when there is no such run.
+  std::vector<RunTrial> ReadRunTrials(int64_t run_id);
+  /// Replaces the variant_stats rows of `run_id` by `rows`, in one transaction.
+  void RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow>& rows);
 
+  /// For tests and the store's own modules only: the SQL connection.
   SQLite::Database& db();
   /// The path the store was opened from.
   const std::string& path() const { return path_; }

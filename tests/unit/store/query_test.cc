@@ -42,7 +42,7 @@ TEST_F(QueryTest, ValuesKeepTheirSqliteTypes) {
 
 TEST_F(QueryTest, PragmasThatOnlyReadWork) {
   const QueryResult r = QueryReadOnly(path_, "PRAGMA table_info(trial_summary)");
-  ASSERT_EQ(r.rows.size(), 19u);
+  ASSERT_EQ(r.rows.size(), 24u);
   EXPECT_EQ(r.rows[0][1], Value(std::string("trial_id")));
   EXPECT_EQ(QueryReadOnly(path_, "PRAGMA foreign_key_check").rows.size(), 0u);
   EXPECT_EQ(QueryReadOnly(path_, "PRAGMA integrity_check").rows,
@@ -106,8 +106,8 @@ TEST_F(QueryTest, AttachingAnotherStoreReadOnlyWorks) {
 
 TEST_F(QueryTest, ReadsWhileAWriterHoldsTheStore) {
   Store writer = Store::Open(path_);
-  writer.EndSweep(1, "failed", "2026-12-05T00:00:00Z");
-  const QueryResult r = QueryReadOnly(path_, "SELECT status FROM sweeps WHERE id = 1");
+  writer.EndRun(1, "failed", "2026-12-05T00:00:00Z");
+  const QueryResult r = QueryReadOnly(path_, "SELECT status FROM runs WHERE id = 1");
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{std::string("failed")}}));
 }
 
@@ -123,7 +123,7 @@ TEST_F(QueryTest, RefusalMessage) {
 }
 
 TEST_F(QueryTest, NothingThatWritesGetsThrough) {
-  const std::vector<std::string> tables = {"experiments", "sweeps",      "trials",        "steps",
+  const std::vector<std::string> tables = {"experiments", "runs",        "trials",        "steps",
                                            "metrics",     "environment", "schema_version",
                                            "variant_stats"};
   std::map<std::string, int64_t> before;

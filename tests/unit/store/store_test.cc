@@ -34,10 +34,17 @@ std::string Pragma(SQLite::Database& db, const std::string& name) {
   return db.execAndGet("PRAGMA " + name).getString();
 }
 
-// A store with one experiment and one running sweep; returns the sweep id.
-int64_t AddSweep(Store& store) {
+// A store with one experiment and one running run; returns the run id.
+int64_t AddRun(Store& store) {
   const int64_t exp = store.AddExperiment("e", "e.yaml", "name: e\n", "sha");
-  return store.BeginSweep({exp, "2026-12-01T10:00:00Z", "box", "0.1.0", "abc", "runx run e.yaml"});
+  RunInfo info;
+  info.experiment_id = exp;
+  info.started_at = "2026-12-01T10:00:00Z";
+  info.host = "box";
+  info.runx_version = "0.1.0";
+  info.git_sha = "abc";
+  info.command = "runx run e.yaml";
+  return store.BeginRun(info);
 }
 
 TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
@@ -45,13 +52,14 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
   Store store = Store::Open(path);
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(store.schema_version(), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 2);
+  EXPECT_EQ(LatestSchemaVersion(), 3);
   EXPECT_EQ(store.path(), path);
   EXPECT_EQ(SchemaObjects(store.db(), "table"),
-            (std::set<std::string>{"schema_version", "experiments", "sweeps", "trials", "steps",
-                                   "metrics", "environment", "variant_stats"}));
+            (std::set<std::string>{"schema_version", "experiments", "runs", "trials", "steps",
+                                   "metrics", "environment", "variant_stats", "run_trials",
+                                   "claims"}));
   EXPECT_EQ(SchemaObjects(store.db(), "view"),
-            (std::set<std::string>{"trial_summary", "speedups", "steps_measured"}));
+            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary"}));
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
 }
 
@@ -60,7 +68,7 @@ TEST_F(StoreTest, OpenSetsPragmas) {
   EXPECT_EQ(Pragma(store.db(), "journal_mode"), "wal");
   EXPECT_EQ(Pragma(store.db(), "synchronous"), "1");  // NORMAL
   EXPECT_EQ(Pragma(store.db(), "foreign_keys"), "1");
-  EXPECT_EQ(Pragma(store.db(), "busy_timeout"), "5000");
+  EXPECT_EQ(Pragma(store.db(), "busy_timeout"), "600000");
 }
 
 TEST_F(StoreTest, ReopenKeepsDataAndDoesNotMigrateAgain) {
@@ -77,7 +85,7 @@ TEST_F(StoreTest, ReopenKeepsDataAndDoesNotMigrateAgain) {
     EXPECT_EQ(store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "edited\n", "sha-2"), 3);
   }
   EXPECT_EQ(CountRows(path, "experiments"), 3);
-  EXPECT_EQ(CountRows(path, "sweeps"), 3);
+  EXPECT_EQ(CountRows(path, "runs"), 3);
   EXPECT_EQ(CountRows(path, "trials"), 8);
   EXPECT_EQ(CountRows(path, "steps"), 7 * 7);
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
@@ -92,7 +100,7 @@ TEST_F(StoreTest, RefusesNewerSchemaVersion) {
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
               "results store '" + path +
-                  "' has schema version 99, this runx supports up to 2; upgrade runx");
+                  "' has schema version 99, this runx supports up to 3; upgrade runx");
   }
 }
 
@@ -130,21 +138,21 @@ TEST_F(StoreTest, RecordTrialWritesEverything) {
   int64_t trial_id = 0;
   {
     Store store = Store::Open(path);
-    const int64_t sweep = AddSweep(store);
-    TrialRecord t = MakeTrial(sweep, 0, {"bf16", false, 2, "ok", "", 1500, 42});
+    const int64_t run = AddRun(store);
+    TrialRecord t = MakeTrial(run, 0, {"bf16", false, 2, "ok", "", 1500, 42});
     t.environment["cuda_visible_devices"] = "0";
     trial_id = store.RecordTrial(t);
   }
   EXPECT_EQ(trial_id, 1);
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   SQLite::Statement q(db,
-                      "SELECT sweep_id, config_hash, config_json, label, is_baseline, "
+                      "SELECT run_id, config_hash, config_json, label, is_baseline, "
                       "repeat_index, order_index, device, status, error IS NULL, started_at, "
                       "finished_at FROM trials");
   ASSERT_TRUE(q.executeStep());
   EXPECT_EQ(q.getColumn(0).getInt64(), 1);
   EXPECT_EQ(q.getColumn(1).getString(), "h-bf16");
-  EXPECT_EQ(q.getColumn(2).getString(), R"({"batch_size":64,"technique":"bf16"})");
+  EXPECT_EQ(q.getColumn(2).getString(), R"({"data":{"batch_size":64},"technique":"bf16"})");
   EXPECT_EQ(q.getColumn(3).getString(), "bf16");
   EXPECT_EQ(q.getColumn(4).getInt(), 0);
   EXPECT_EQ(q.getColumn(5).getInt(), 2);
@@ -163,7 +171,7 @@ TEST_F(StoreTest, RecordTrialWritesEverything) {
       db.execAndGet("SELECT group_concat(step) FROM metrics WHERE name = 'loss_scale'").getString(),
       "0,1");
   EXPECT_EQ(db.execAndGet("SELECT group_concat(key || '=' || value, ';') FROM environment "
-                          "WHERE trial_id = 1 AND sweep_id = 1 ORDER BY key")
+                          "WHERE trial_id = 1 AND run_id = 1 ORDER BY key")
                 .getString(),
             "cuda_visible_devices=0;omp_num_threads=2");
 }
@@ -171,16 +179,16 @@ TEST_F(StoreTest, RecordTrialWritesEverything) {
 TEST_F(StoreTest, RecordTrialIsAtomicOnDuplicateStep) {
   const std::string path = PathOf("runx.db");
   Store store = Store::Open(path);
-  const int64_t sweep = AddSweep(store);
-  store.RecordTrial(MakeTrial(sweep, 0, {"baseline", true, 0, "ok", "", 1000, 64}));
-  TrialRecord bad = MakeTrial(sweep, 1, {"bf16", false, 0, "ok", "", 1500, 42});
+  const int64_t run = AddRun(store);
+  store.RecordTrial(MakeTrial(run, 0, {"baseline", true, 0, "ok", "", 1000, 64}));
+  TrialRecord bad = MakeTrial(run, 1, {"bf16", false, 0, "ok", "", 1500, 42});
   bad.steps.push_back({"measure", 3, 1.0, 0.0, 64, std::nullopt});  // (measure, 3) again
   try {
     store.RecordTrial(bad);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "cannot record trial 'bf16' (repeat 0) of sweep 1 in '" + path +
+              "cannot record trial 'bf16' (repeat 0) of run 1 in '" + path +
                   "': UNIQUE constraint failed: steps.trial_id, steps.phase, steps.step");
   }
   EXPECT_EQ(CountRows(path, "trials"), 1);
@@ -196,8 +204,8 @@ TEST_F(StoreTest, RecordTrialIsAtomicOnDuplicateStep) {
 TEST_F(StoreTest, RecordTrialIsAtomicOnDuplicateMetric) {
   const std::string path = PathOf("runx.db");
   Store store = Store::Open(path);
-  const int64_t sweep = AddSweep(store);
-  TrialRecord bad = MakeTrial(sweep, 0, {"bf16", false, 0, "ok", "", 1500, 42});
+  const int64_t run = AddRun(store);
+  TrialRecord bad = MakeTrial(run, 0, {"bf16", false, 0, "ok", "", 1500, 42});
   bad.metrics.push_back({"accuracy", 0.5, "", std::nullopt});
   EXPECT_THROW(store.RecordTrial(bad), StoreError);
   EXPECT_EQ(CountRows(path, "trials"), 0);
@@ -205,15 +213,15 @@ TEST_F(StoreTest, RecordTrialIsAtomicOnDuplicateMetric) {
   EXPECT_EQ(CountRows(path, "metrics"), 0);
 }
 
-TEST_F(StoreTest, RecordTrialRefusesUnknownSweepAndStatus) {
+TEST_F(StoreTest, RecordTrialRefusesUnknownRunAndStatus) {
   const std::string path = PathOf("runx.db");
   Store store = Store::Open(path);
-  AddSweep(store);
+  AddRun(store);
   try {
     store.RecordTrial(MakeTrial(7, 0, {"bf16", false, 0, "ok", "", 1500, 42}));
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot record trial 'bf16' (repeat 0) of sweep 7 in '" +
+    EXPECT_EQ(std::string(e.what()), "cannot record trial 'bf16' (repeat 0) of run 7 in '" +
                                          path + "': FOREIGN KEY constraint failed");
   }
   try {
@@ -221,9 +229,9 @@ TEST_F(StoreTest, RecordTrialRefusesUnknownSweepAndStatus) {
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "cannot record trial 'bf16' (repeat 0) of sweep 1 in '" + path +
+              "cannot record trial 'bf16' (repeat 0) of run 1 in '" + path +
                   "': status 'great' is not one of ok, failed, crashed, oom, timeout, nan, "
-                  "incompatible, skipped");
+                  "incompatible");
   }
   EXPECT_EQ(CountRows(path, "trials"), 0);
 }
@@ -231,8 +239,8 @@ TEST_F(StoreTest, RecordTrialRefusesUnknownSweepAndStatus) {
 TEST_F(StoreTest, ThousandsOfStepsInOneFastTransaction) {
   const std::string path = PathOf("runx.db");
   Store store = Store::Open(path);
-  const int64_t sweep = AddSweep(store);
-  TrialRecord t = MakeTrial(sweep, 0, {"baseline", true, 0, "ok", "", 1000, 64});
+  const int64_t run = AddRun(store);
+  TrialRecord t = MakeTrial(run, 0, {"baseline", true, 0, "ok", "", 1000, 64});
   t.steps.clear();
   for (int i = 0; i < 20000; ++i) t.steps.push_back({"measure", i, 1.5, 0.1, 32, 1.0});
   const auto start = std::chrono::steady_clock::now();
@@ -243,15 +251,15 @@ TEST_F(StoreTest, ThousandsOfStepsInOneFastTransaction) {
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 3000);
 }
 
-TEST_F(StoreTest, EndSweepAndEnvironment) {
+TEST_F(StoreTest, EndRunAndEnvironment) {
   const std::string path = PathOf("runx.db");
   Store store = Store::Open(path);
-  const int64_t sweep = AddSweep(store);
-  store.AddSweepEnvironment(sweep, {{"host", "box"}, {"torch_version", "1.13.0"}});
-  store.AddSweepEnvironment(sweep, {{"host", "box2"}});  // a key again replaces its value
-  store.EndSweep(sweep, "interrupted", "2026-12-01T11:00:00Z");
+  const int64_t run = AddRun(store);
+  store.AddRunEnvironment(run, {{"host", "box"}, {"torch_version", "1.13.0"}});
+  store.AddRunEnvironment(run, {{"host", "box2"}});  // a key again replaces its value
+  store.EndRun(run, "interrupted", "2026-12-01T11:00:00Z");
   EXPECT_EQ(store.db()
-                .execAndGet("SELECT status || ' ' || finished_at FROM sweeps WHERE id = 1")
+                .execAndGet("SELECT status || ' ' || finished_at FROM runs WHERE id = 1")
                 .getString(),
             "interrupted 2026-12-01T11:00:00Z");
   EXPECT_EQ(store.db()
@@ -260,17 +268,17 @@ TEST_F(StoreTest, EndSweepAndEnvironment) {
                 .getString(),
             "host=box2;torch_version=1.13.0");
   try {
-    store.EndSweep(sweep, "done", "");
+    store.EndRun(run, "done", "");
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "sweep status 'done' is not one of running, ok, failed, interrupted");
+              "run status 'done' is not one of running, ok, failed, interrupted");
   }
   try {
-    store.EndSweep(42, "ok", "");
+    store.EndRun(42, "ok", "");
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot end sweep 42 in '" + path + "': no such sweep");
+    EXPECT_EQ(std::string(e.what()), "cannot end run 42 in '" + path + "': no such run");
   }
 }
 
@@ -282,7 +290,8 @@ TEST_F(StoreTest, TrialSummaryColumnsAndValues) {
                            "trial_id", "sweep_id", "experiment", "label", "status", "device",
                            "samples_per_s", "step_ms_median", "step_ms_p10", "step_ms_p90",
                            "peak_mem_bytes", "final_loss", "accuracy", "started_at", "error",
-                           "config_hash", "finished_at", "is_baseline", "repeat_index"}));
+                           "config_hash", "finished_at", "is_baseline", "repeat_index",
+                           "run_id", "reused", "produced_by_run", "env_hash", "error_detail"}));
   ASSERT_EQ(r.rows.size(), 8u);
   const std::vector<Value> bf16 = {int64_t{3},
                                    int64_t{1},
@@ -302,7 +311,12 @@ TEST_F(StoreTest, TrialSummaryColumnsAndValues) {
                                    std::string("h-bf16"),
                                    std::string("2026-12-01T10:02:30Z"),
                                    int64_t{0},
-                                   int64_t{0}};
+                                   int64_t{0},
+                                   int64_t{1},
+                                   int64_t{0},
+                                   int64_t{1},
+                                   std::string("env-box"),
+                                   std::monostate{}};
   EXPECT_EQ(r.rows[2], bf16);
   // A trial without metrics: NULL figures, its error kept.
   const std::vector<Value> fp16 = {int64_t{4},
@@ -323,7 +337,12 @@ TEST_F(StoreTest, TrialSummaryColumnsAndValues) {
                                    std::string("h-fp16"),
                                    std::string("2026-12-01T10:03:30Z"),
                                    int64_t{0},
-                                   int64_t{0}};
+                                   int64_t{0},
+                                   int64_t{1},
+                                   int64_t{0},
+                                   int64_t{1},
+                                   std::string("env-box"),
+                                   std::string("fp16 autocast needs a CUDA device")};
   EXPECT_EQ(r.rows[3], fp16);
 }
 

@@ -23,20 +23,23 @@ void TempDirTest::TearDown() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-TrialRecord MakeTrial(int64_t sweep_id, int order_index, const ExampleTrial& t) {
+TrialRecord MakeTrial(int64_t run_id, int order_index, const ExampleTrial& t) {
   TrialRecord r;
-  r.sweep_id = sweep_id;
+  r.run_id = run_id;
   r.label = t.label;
   r.config_hash = "h-" + t.label;
-  r.config_json = fmt::format(R"({{"batch_size":64,"technique":"{}"}})", t.label);
+  r.env_hash = "env-box";
+  r.platform_hash = "platform-box";
+  r.config_json = fmt::format(R"({{"data":{{"batch_size":64}},"technique":"{}"}})", t.label);
   r.is_baseline = t.is_baseline;
   r.repeat_index = t.repeat_index;
   r.order_index = order_index;
   r.device = "cpu";
   r.status = t.status;
   r.error = t.error;
-  r.started_at = fmt::format("2026-12-0{}T10:0{}:00Z", sweep_id, order_index);
-  r.finished_at = fmt::format("2026-12-0{}T10:0{}:30Z", sweep_id, order_index);
+  r.error_detail = t.error;
+  r.started_at = fmt::format("2026-12-0{}T10:0{}:00Z", run_id, order_index);
+  r.finished_at = fmt::format("2026-12-0{}T10:0{}:30Z", run_id, order_index);
   r.environment = {{"omp_num_threads", "2"}};
   if (t.samples_per_s <= 0) return r;
   for (int i = 0; i < 2; ++i) {
@@ -90,13 +93,22 @@ void FillExampleStore(const std::string& path) {
         {"channels_last", false, 0, "ok", "", 260, 246}}},
   };
   for (const Sweep& s : sweeps) {
-    const int64_t sweep_id = store.BeginSweep(
-        {s.experiment, s.started_at, "box", "0.1.0", s.git_sha, "runx run experiment.yaml"});
-    store.AddSweepEnvironment(sweep_id, {{"host", "box"}, {"torch_version", "1.13.0"}});
+    RunInfo info;
+    info.experiment_id = s.experiment;
+    info.started_at = s.started_at;
+    info.host = "box";
+    info.runx_version = "0.1.0";
+    info.git_sha = s.git_sha;
+    info.git_dirty = false;
+    info.build_type = "Release";
+    info.runx_build = "build-" + s.git_sha;
+    info.command = "runx run experiment.yaml";
+    const int64_t run_id = store.BeginRun(info);
+    store.AddRunEnvironment(run_id, {{"host", "box"}, {"libtorch_version", "1.13.0"}});
     for (size_t i = 0; i < s.trials.size(); ++i) {
-      store.RecordTrial(MakeTrial(sweep_id, static_cast<int>(i), s.trials[i]));
+      store.RecordTrial(MakeTrial(run_id, static_cast<int>(i), s.trials[i]));
     }
-    store.EndSweep(sweep_id, "ok", s.started_at.substr(0, 11) + "11:00:00Z");
+    store.EndRun(run_id, "ok", s.started_at.substr(0, 11) + "11:00:00Z");
   }
   store.RecordVariantStats(1, ExampleVariantStats());
 }

@@ -35,14 +35,14 @@ struct ExampleTrial {
 };
 
 /// A trial record with 2 warmup and 5 measured steps and the engine's summary metrics.
-TrialRecord MakeTrial(int64_t sweep_id, int order_index, const ExampleTrial& t);
+TrialRecord MakeTrial(int64_t run_id, int order_index, const ExampleTrial& t);
 
 /// Fills `path` with the example store that docs/sql.md describes:
-///   experiment 1 'mlp_amp': sweep 1 (baseline x2, bf16, fp16 incompatible), sweep 2 (baseline,
-///   bf16); experiment 2 'resnet_cl': sweep 3 (baseline, channels_last); variant_stats of sweep 1.
+///   experiment 1 'mlp_amp': run 1 (baseline x2, bf16, fp16 incompatible), run 2 (baseline,
+///   bf16); experiment 2 'resnet_cl': run 3 (baseline, channels_last); variant_stats of run 1.
 void FillExampleStore(const std::string& path);
 
-/// The variant_stats FillExampleStore writes for sweep 1: what the end-of-sweep report computes
+/// The variant_stats FillExampleStore writes for run 1: what the end-of-sweep report computes
 /// from its steps with seed 0 and 2000 resamples (runx_report_test checks that).
 std::vector<VariantStatsRow> ExampleVariantStats();
 

@@ -1,30 +1,15 @@
-#include "cli/commands.h"
-
-#include <cstring>
-#include <filesystem>
+#include <algorithm>
+#include <iterator>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "data/pack.h"
+#include "cli/commands.h"
 #include "engine/child.h"
-#include "engine/runner.h"
-#include "store/store.h"
 #include "version.h"
 
 namespace runx::cli {
-
-int Query(const std::string& db, const std::string& sql, const std::string& format) {
-  try {
-    const auto f = format == "csv" ? store::Format::kCsv : format == "json" ? store::Format::kJson : store::Format::kTable;
-    fmt::print("{}", store::FormatResult(store::QueryReadOnly(db, sql), f));
-    return 0;
-  } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
-}
 
 namespace {
 
@@ -43,10 +28,10 @@ std::vector<std::string> Normalize(int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   CLI::App app{"runx: declarative experiment runner for deep-learning performance work"};
-  app.set_version_flag("--version", fmt::format("runx {} (git {})", Version(), GitSha()));
+  app.set_version_flag("--version", fmt::format("runx {} (git {}{})", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : ""));
   app.require_subcommand(1);
 
-  engine::RunOptions run;
+  RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "run an experiment file (also: runx FILE)");
   run_cmd->add_option("file", run.file, "experiment YAML file")->required();
   std::string db_run;
@@ -54,7 +39,11 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--set", run.overrides, "override a config value, e.g. --set data.batch_size=128")->take_all();
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only errors");
   run_cmd->add_flag("--json", run.json, "machine-readable events on stdout, one JSON object a line");
-  run_cmd->add_flag("--force", run.force, "re-run trials that already have an ok result in the store");
+  run_cmd->add_flag("--force", run.force, "re-run every trial: reuse no result recorded before this run");
+  run_cmd->add_flag("--resume", run.resume,
+                    "continue the latest interrupted run of this plan (its --force included) instead of starting a new run");
+  run_cmd->add_flag("--any-build", run.any_build,
+                    "reuse ok results recorded by other runx builds (same config, LibTorch, CUDA, cuDNN, device)");
   run_cmd->add_flag("--strict", run.strict, "exit 1 when any trial is not ok");
   std::string shard;
   run_cmd->add_option("--shard", shard, "run only trials i, i+n, i+2n, ... of the plan (i/n, 0-based)");
@@ -83,7 +72,7 @@ int Main(int argc, char** argv) {
 
   std::string sql, db_query = "results/runx.db", format = "table";
   auto* query_cmd = app.add_subcommand("query", "run a read-only SQL query on the results store");
-  query_cmd->add_option("sql", sql, "SQL, e.g. \"SELECT * FROM trial_summary\"")->required();
+  query_cmd->add_option("sql", sql, "SQL, e.g. 'SELECT * FROM trial_summary'")->required();
   query_cmd->add_option("--db", db_query, "results store")->capture_default_str();
   query_cmd->add_option("--format", format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
@@ -118,16 +107,15 @@ int Main(int argc, char** argv) {
     if (!shard.empty()) run.shard = shard;
     run.command_line = "runx";
     for (const auto& a : args) run.command_line += " " + a;
-    return engine::RunExperiment(run);
+    return Run(run);
   }
-  if (*validate_cmd) return engine::ValidateFiles(files, validate_sets);
-  if (*plan_cmd)
-    return engine::PlanExperiment(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
+  if (*validate_cmd) return Validate(files, validate_sets);
+  if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
   if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
-  if (*doctor_cmd) return engine::Doctor();
-  if (*plugins_cmd) return engine::ListPlugins();
-  if (*pack_cmd) return data::PackCommand(pack);
+  if (*doctor_cmd) return Doctor();
+  if (*plugins_cmd) return Plugins();
+  if (*pack_cmd) return DataPack(pack);
   return 2;
 }
 

@@ -1,0 +1,122 @@
+#include "cli/observers.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace runx::cli {
+namespace {
+
+std::string Clock(double s) {
+  const auto t = static_cast<int64_t>(s);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+const char* FateNote(engine::TrialFate fate) {
+  switch (fate) {
+    case engine::TrialFate::kReused:
+      return "reused (an ok result with the same config, build, platform and repeat is in the store; --force re-runs it)";
+    case engine::TrialFate::kAlreadyInRun:
+      return "done earlier in this run";
+    case engine::TrialFate::kRan:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+ConsoleObserver::ConsoleObserver(const std::string& name, const std::string& file, bool quiet)
+    : name_(name), file_(file), quiet_(quiet), tty_(isatty(fileno(stderr))) {}
+
+double ConsoleObserver::Seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void ConsoleObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool resumed) {
+  total_ = plan.trials.size();
+  if (quiet_) return;
+  fmt::print(stderr, "runx: {} ({}): {} trial{} ({} variant{} x {} repeat{}){}, run {}\n", name_, file_, total_,
+             total_ == 1 ? "" : "s", plan.variants, plan.variants == 1 ? "" : "s", plan.repeats,
+             plan.repeats == 1 ? "" : "s", resumed ? ", resuming" : "", run_id);
+}
+
+void ConsoleObserver::TrialStarted(size_t index, const spec::PlannedTrial& trial) {
+  index_ = index;
+  label_ = trial.label;
+  if (!quiet_ && !tty_) fmt::print(stderr, "[{}/{}] {} (repeat {}) started\n", index + 1, total_, trial.label, trial.repeat_index);
+}
+
+void ConsoleObserver::TrialProgress(const nlohmann::json& ev) {
+  if (quiet_) return;
+  const double elapsed = Seconds();
+  const std::string loss = ev.contains("loss") ? fmt::format("  loss {:.4f}", ev["loss"].get<double>()) : "";
+  const std::string eta = done_ > 0 ? fmt::format("  ETA {}", Clock(elapsed / done_ * (total_ - done_))) : "";
+  const std::string line = fmt::format("[{}/{}] {}  {} {}/{}{}  |  elapsed {}{}", index_ + 1, total_, label_,
+                                       ev.value("warmup", false) ? "warm-up" : "step", ev.value("step", 0),
+                                       ev.value("total", 0), loss, Clock(elapsed), eta);
+  if (tty_) {
+    fmt::print(stderr, "\r\033[K{}", line);
+  } else if (elapsed - last_line_ > 10) {
+    last_line_ = elapsed;
+    fmt::print(stderr, "{}\n", line);
+  }
+}
+
+void ConsoleObserver::TrialFinished(size_t index, const spec::PlannedTrial& trial, engine::TrialFate fate,
+                                    const store::TrialRecord& r) {
+  ++done_;
+  if (quiet_) return;
+  if (tty_) fmt::print(stderr, "\r\033[K");
+  const std::string what = fate == engine::TrialFate::kRan ? r.status : FateNote(fate);
+  fmt::print(stderr, "[{}/{}] {}: {}{}\n", index + 1, total_, trial.label, what, r.error.empty() ? "" : " (" + r.error + ")");
+}
+
+void ConsoleObserver::Waiting(size_t count, int64_t holder_run) {
+  if (quiet_ || waiting_shown_) return;
+  waiting_shown_ = true;
+  fmt::print(stderr, "runx: waiting for {} trial{} that run {} is running (another runx on this store)\n", count,
+             count == 1 ? "" : "s", holder_run);
+}
+
+void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "warning: {}\n", text); }
+
+void JsonObserver::Emit(const nlohmann::json& event) {
+  fmt::print("{}\n", event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::fflush(stdout);
+}
+
+void JsonObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool resumed) {
+  total_ = plan.trials.size();
+  Emit({{"event", "sweep_start"}, {"run_id", run_id}, {"sweep_id", run_id}, {"trials", total_},
+        {"variants", plan.variants}, {"repeats", plan.repeats}, {"resumed", resumed}});
+}
+
+void JsonObserver::TrialStarted(size_t index, const spec::PlannedTrial& t) {
+  index_ = index;
+  Emit({{"event", "trial_start"}, {"index", index + 1}, {"total", total_}, {"label", t.label}, {"repeat", t.repeat_index}});
+}
+
+void JsonObserver::TrialProgress(const nlohmann::json& event) {
+  nlohmann::json e = event;
+  e["index"] = index_ + 1;
+  Emit(e);
+}
+
+void JsonObserver::TrialFinished(size_t index, const spec::PlannedTrial& t, engine::TrialFate fate,
+                                 const store::TrialRecord& r) {
+  const char* how = fate == engine::TrialFate::kRan ? "ran" : fate == engine::TrialFate::kReused ? "reused" : "in_run";
+  Emit({{"event", "trial_end"}, {"index", index + 1}, {"label", t.label}, {"repeat", t.repeat_index},
+        {"status", fate == engine::TrialFate::kRan ? r.status : fate == engine::TrialFate::kReused ? "ok" : ""}, {"error", r.error}, {"fate", how}});
+}
+
+void JsonObserver::Waiting(size_t count, int64_t holder_run) {
+  Emit({{"event", "waiting"}, {"trials", count}, {"holder_run", holder_run}});
+}
+
+void JsonObserver::Warning(const std::string& text) { Emit({{"event", "warning"}, {"text", text}}); }
+
+}  // namespace runx::cli

@@ -1,0 +1,103 @@
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "cli/observers.h"
+#include "engine/sweep.h"
+#include "plugins/dirs.h"
+#include "report/report.h"
+#include "store/store.h"
+
+namespace runx::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted = true; }
+
+/// SIGINT, SIGTERM and SIGHUP (a closed terminal) set a flag: the running trial is ended, its
+/// claim released, the run marked interrupted, and runx exits 130.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~SignalGuard() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3] {};
+};
+
+}  // namespace
+
+int Run(const RunArgs& args) {
+  const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
+  const auto loaded = LoadPlan(args.file, args.overrides, args.shard, schemas);
+  if (!loaded) return 2;
+  const spec::Experiment& exp = loaded->experiment;
+  const std::string db = args.db.value_or(exp.config.value("results", "results/runx.db"));
+  // Trials' files (exported models) go beside the results store unless RUNX_ARTIFACT_DIR says
+  // otherwise; the children inherit the variable.
+  if (!std::getenv("RUNX_ARTIFACT_DIR")) {
+    const auto parent = std::filesystem::path(db).parent_path();
+    setenv("RUNX_ARTIFACT_DIR", (parent.empty() ? std::filesystem::path("artifacts") : parent / "artifacts").c_str(), 1);
+  }
+  engine::SweepOptions options;
+  options.file = args.file;
+  options.overrides = args.overrides;
+  options.command_line = args.command_line;
+  options.force = args.force;
+  options.resume = args.resume;
+  options.any_build = args.any_build;
+  options.in_process = args.in_process;
+  options.interrupted = &g_interrupted;
+  const std::string name = exp.config.value("name", "");
+  ConsoleObserver console(name, args.file, args.quiet);
+  JsonObserver json;
+  engine::SweepObserver& observer = args.json ? static_cast<engine::SweepObserver&>(json) : console;
+  try {
+    options.plan_hash = engine::PlanHash(loaded->full);
+    auto store = store::Store::Open(db);
+    SignalGuard signals;
+    g_interrupted = false;
+    const auto result = engine::RunSweep(exp, loaded->plan, store, options, observer);
+    const auto rows = report::Summarize(store, result.run_id, loaded->plan.order_seed);
+    report::WriteVariantStats(store, result.run_id, rows);
+    if (args.json) {
+      JsonObserver::Emit({{"event", "sweep_end"}, {"run_id", result.run_id}, {"sweep_id", result.run_id},
+                          {"interrupted", result.interrupted}, {"done", result.done}, {"ran", result.ran},
+                          {"reused", result.reused}, {"skipped", result.reused}, {"not_ok", result.not_ok}});
+    } else if (!args.quiet) {
+      fmt::print("{}", report::RenderReport(rows));
+      fmt::print("results: {} (run {}){}\n", db, result.run_id,
+                 result.reused ? fmt::format("; {} trial{} reused from earlier runs", result.reused,
+                                             result.reused == 1 ? "" : "s")
+                               : "");
+    }
+    if (result.interrupted) {
+      fmt::print(stderr,
+                 "runx: interrupted: {} of {} trials done; run the same command again to go on "
+                 "(--resume continues this run)\n",
+                 result.done, loaded->plan.trials.size());
+      return 130;
+    }
+    return args.strict && result.not_ok > 0 ? 1 : 0;
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace runx::cli

@@ -1,0 +1,86 @@
+#include "engine/doctor.h"
+
+#include <algorithm>
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/cuda.h>
+
+#include "engine/device.h"
+#include "engine/environment.h"
+#include "engine/identity.h"
+#include "plugins/loader.h"
+#include "runx/compat.h"
+#include "version.h"
+#ifdef RUNX_WITH_CUDA
+#include "engine/cuda_support.h"
+#endif
+
+namespace runx::engine {
+
+DoctorReport Doctor() {
+  DoctorReport report;
+  const auto row = [&report](const std::string& k, const std::string& v) { report.rows.emplace_back(k, v); };
+  const auto env = HostEnvironment();
+  row("runx", fmt::format("{} (git {}{}, {} build)", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : "",
+                          BuildType().empty() ? "unknown" : BuildType()));
+  row("LibTorch", compat::TorchVersionString());
+  row("OS", env.at("os"));
+  row("CPU", fmt::format("{} ({} logical cores)", env.at("cpu"), env.at("cpu_count")));
+  row("threads", fmt::format("intra-op {}, inter-op {}", at::get_num_threads(), at::get_num_interop_threads()));
+#ifdef __APPLE__
+  row("MPS", compat::MpsAvailable() ? "built and available"
+                                    : "not available (needs LibTorch's macOS arm64 build, macOS 12.3+ on Apple silicon)");
+#else
+  row("MPS", "not built (MPS exists only in LibTorch's macOS arm64 build)");
+#endif
+  const bool cuda = torch::cuda::is_available();
+#ifdef RUNX_WITH_CUDA
+  row("CUDA", cuda ? fmt::format("available, runtime {}, {} device(s)", env.at("cuda_runtime_version"),
+                                 torch::cuda::device_count())
+                   : "built, but no CUDA device is visible");
+  for (int i = 0; cuda && i < static_cast<int>(torch::cuda::device_count()); ++i)
+    row(fmt::format("  cuda:{}", i), cuda::DeviceSummary(i));
+#else
+  row("CUDA", "not built (this LibTorch is CPU-only; point CMAKE_PREFIX_PATH at a CUDA LibTorch)");
+#endif
+  row("cuDNN", env.at("cudnn_version"));
+  std::string autodev;
+  try {
+    autodev = SelectDevice("auto").str();
+  } catch (const DeviceError& e) {
+    autodev = e.what();
+  }
+  row("device: auto", autodev);
+  std::vector<std::string> amp;
+  const auto devices = AvailableDevices();
+  const auto usable = [&](c10::DeviceType d) {
+    const std::string name = d == c10::DeviceType::CUDA ? "cuda:0" : d == c10::DeviceType::MPS ? "mps" : "cpu";
+    return std::find(devices.begin(), devices.end(), name) != devices.end();
+  };
+  for (auto dev : {c10::DeviceType::CPU, c10::DeviceType::CUDA, c10::DeviceType::MPS})
+    for (auto dt : {c10::kBFloat16, c10::kHalf})
+      if (usable(dev) && compat::AutocastSupported(dev, dt, nullptr))
+        amp.push_back(fmt::format("{}/{}", c10::DeviceTypeName(dev, true), dt == c10::kHalf ? "fp16" : "bf16"));
+  row("autocast here", fmt::format("{}", fmt::join(amp, ", ")));
+  const auto dirs = plugins::PluginDirs();
+  const auto registry = plugins::Registry::Discover(dirs);
+  row("plugins", fmt::format("{} found in {}", registry.plugins().size(), fmt::join(dirs, ":")));
+  report.plugin_errors = registry.errors();
+  return report;
+}
+
+PluginList ListPlugins() {
+  PluginList list;
+  list.dirs = plugins::PluginDirs();
+  const auto registry = plugins::Registry::Discover(list.dirs);
+  for (const auto& [name, p] : registry.plugins())
+    list.plugins.push_back({name, p.descriptor->version, fmt::format("v{}", p.descriptor->api_version),
+                            fmt::format("{}.{}", p.descriptor->torch_version / 100, p.descriptor->torch_version % 100),
+                            p.descriptor->description});
+  list.errors = registry.errors();
+  return list;
+}
+
+}  // namespace runx::engine

@@ -1,0 +1,40 @@
+#pragma once
+// The environment half of a trial's identity (the config half is spec/identity.h), the identity
+// of this runx build, and the identity of this process, by which other runners tell whether a
+// run that claimed trials is still alive.
+#include <cstdint>
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "plugins/loader.h"
+
+namespace runx::engine {
+
+/// This runx build: sha256 over the content of the runx executable and of every plugin library
+/// of `registry`, so that any change to runx or to a plugin is a new build (a version string or a
+/// git sha would miss uncommitted changes and rebuilds with other flags). Computed once.
+std::string BuildIdentity(const plugins::Registry& registry);
+
+/// The build type this runx was compiled as (CMake's CMAKE_BUILD_TYPE).
+std::string BuildType();
+
+/// sha256 of the platform a trial runs on: LibTorch, CUDA and cuDNN versions and the name of
+/// `device` ("cpu: <cpu model>", "cuda: NVIDIA H200", ...).
+std::string PlatformIdentity(const c10::Device& device);
+
+/// The environment identity: sha256 of the build and platform identities.
+std::string EnvironmentIdentity(const std::string& build, const std::string& platform);
+
+/// Tells this process from a later one that got the same pid: the boot id and the process's
+/// start time in clock ticks (Linux), "" where unknown.
+std::string ProcessToken(int64_t pid);
+
+/// Whether (host, pid, token) is a live process: on another host it cannot be known and counts
+/// as alive; on this one the pid must exist and, where a token was recorded, still match it.
+bool ProcessAlive(const std::string& host, int64_t pid, const std::string& token);
+
+/// This machine's host name.
+std::string HostName();
+
+}  // namespace runx::engine

@@ -1,0 +1,288 @@
+#include "engine/sweep.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "engine/child.h"
+#include "engine/device.h"
+#include "engine/environment.h"
+#include "engine/identity.h"
+#include "engine/record_json.h"
+#include "engine/trial.h"
+#include "plugins/loader.h"
+#include "spec/identity.h"
+#include "version.h"
+
+namespace runx::engine {
+namespace {
+
+bool Interrupted(const SweepOptions& o) { return o.interrupted && o.interrupted->load(); }
+
+/// A planned trial with what identifies it here.
+struct Prepared {
+  nlohmann::json config;   ///< the keys the trial uses: what the child runs and the store keeps
+  std::string inputs;      ///< InputFiles as JSON text
+  std::string device;      ///< resolved ("" when no device could be selected)
+  store::TrialKey key;
+  std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
+};
+
+/// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
+/// technique that refuses the combination).
+Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry, const std::string& build,
+                 std::map<std::string, std::string>* platforms) {
+  Prepared p;
+  const spec::ConfigIdentity id = spec::IdentifyConfig(t.config);
+  p.config = id.used;
+  p.inputs = id.inputs.dump();
+  p.key.config_hash = id.hash;
+  p.key.repeat_index = t.repeat_index;
+  store::TrialRecord r;
+  r.started_at = UtcNow();
+  std::string device_text = p.config.value("device", "auto");
+  try {
+    const auto device = SelectDevice(device_text);
+    p.device = device.str();
+    auto [it, inserted] = platforms->emplace(p.device, "");
+    if (inserted) it->second = PlatformIdentity(device);
+    p.key.platform_hash = it->second;
+    const nlohmann::json techniques = EffectiveTechniques(p.config);  // outlives the loop below
+    for (const auto& [name, params] : techniques.items()) {
+      const auto verdict = registry.Create(name, params)->check(p.config, device);
+      if (!verdict.ok) {
+        r.status = "incompatible";
+        r.error = fmt::format("{}: {}", name, verdict.reason);
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    r.status = "failed";
+    r.error = e.what();
+    // No platform to name: the device as written stands for it.
+    p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
+  }
+  p.key.env_hash = EnvironmentIdentity(build, p.key.platform_hash);
+  if (!r.status.empty()) {
+    r.device = p.device;
+    r.finished_at = UtcNow();
+    p.decided = std::move(r);
+  }
+  return p;
+}
+
+/// Runs a claimed trial (or takes its settled result); nullopt when the run was interrupted.
+std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& plan, const plugins::Registry& registry,
+                                          const SweepOptions& options, SweepObserver& observer) {
+  if (p.decided) return *p.decided;
+  store::TrialRecord rec;
+  if (options.in_process) return RunTrial(p.config, registry, {});
+  ChildOptions copts;
+  copts.runx_exe = SelfExe();
+  copts.timeout_s = plan.trial_timeout_s;
+  copts.interrupted = options.interrupted;
+  copts.on_event = [&observer](const nlohmann::json& ev) { observer.TrialProgress(ev); };
+  try {
+    if (RunTrialInChild(p.config, copts, &rec) == ChildOutcome::kInterrupted) return std::nullopt;
+  } catch (const std::exception& e) {  // runx's side failed (spawn, temp files, a bad record)
+    rec = store::TrialRecord{};
+    rec.status = "failed";
+    rec.error = fmt::format("runx could not run or read the trial: {}", e.what());
+    rec.error_detail = rec.error;
+    rec.started_at = rec.finished_at = UtcNow();
+  }
+  return rec;
+}
+
+std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan) {
+  auto env = HostEnvironment();
+  env["plan.mode"] = plan.mode;
+  env["plan.order"] = plan.order;
+  env["plan.order_seed"] = std::to_string(plan.order_seed);
+  env["plan.variants"] = std::to_string(plan.variants);
+  env["plan.repeats"] = std::to_string(plan.repeats);
+  env["plan.shard"] = fmt::format("{}/{}", plan.shard_index, plan.shard_count);
+  return env;
+}
+
+/// Writes `rec` into PendingDir (a file per trial, written whole then renamed).
+std::string KeepPending(const std::string& db_path, const store::TrialRecord& rec) {
+  namespace fs = std::filesystem;
+  const fs::path dir = PendingDir(db_path);
+  fs::create_directories(dir);
+  const fs::path file = dir / fmt::format("run{}-order{}-repeat{}-{}.json", rec.run_id, rec.order_index,
+                                          rec.repeat_index, getpid());
+  {
+    std::ofstream out(file.string() + ".tmp");
+    out << ToJson(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  fs::rename(file.string() + ".tmp", file);
+  return file.string();
+}
+
+/// Records the trials a failed store write left in PendingDir; returns how many.
+size_t RecordPending(store::Store& store, SweepObserver& observer) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  size_t n = 0;
+  for (fs::directory_iterator it(PendingDir(store.path()), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    std::ifstream in(it->path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+    if (j.is_discarded()) {
+      observer.Warning(fmt::format("'{}' is not a trial record; left as it is", it->path().string()));
+      continue;
+    }
+    store.RecordTrial(RecordFromJson(j));
+    fs::remove(it->path());
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string PendingDir(const std::string& db_path) { return db_path + ".pending"; }
+
+std::string PlanHash(const spec::Plan& plan) {
+  std::string all;
+  for (const auto& t : plan.trials) {
+    all += fmt::format("{} {} {} {}\n", spec::IdentifyConfig(t.config).hash, t.repeat_index, t.order_index, t.label);
+  }
+  return spec::Sha256Hex(all);
+}
+
+SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
+                     const SweepOptions& options, SweepObserver& observer) {
+  SweepResult result;
+  const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
+  for (const auto& e : registry.errors()) observer.Warning(e);
+  const std::string build = BuildIdentity(registry);
+  const std::string host = HostName();
+  const int64_t pid = getpid();
+  store.MarkDeadRuns(ProcessAlive, UtcNow());
+  RemoveStaleTrialDirs();
+  if (const size_t n = RecordPending(store, observer); n > 0)
+    observer.Warning(fmt::format("recorded {} trial{} that an earlier run could not write to the store", n, n == 1 ? "" : "s"));
+  const int64_t experiment_id =
+      store.AddExperiment(experiment.config.value("name", ""), experiment.path, experiment.text, experiment.text_sha256);
+
+  std::optional<store::ResumableRun> resumed;
+  if (options.resume) resumed = store.FindInterruptedRun(options.plan_hash);
+  if (resumed) {
+    result.run_id = resumed->id;
+    result.resumed = true;
+    store.ReopenRun(resumed->id, host, pid, ProcessToken(pid));
+  } else {
+    store::RunInfo info;
+    info.experiment_id = experiment_id;
+    info.started_at = UtcNow();
+    info.host = host;
+    info.command = options.command_line;
+    info.overrides_json = nlohmann::json(options.overrides).dump();
+    info.runx_version = Version();
+    info.git_sha = GitSha();
+    if (GitDirty() >= 0) info.git_dirty = GitDirty() == 1;
+    info.build_type = BuildType();
+    info.runx_build = build;
+    info.pid = pid;
+    info.pid_token = ProcessToken(pid);
+    info.plan_hash = options.plan_hash;
+    info.force = options.force;
+    info.any_build = options.any_build;
+    result.run_id = store.BeginRun(info);
+    store.AddRunEnvironment(result.run_id, RunEnvironment(plan));
+  }
+  observer.RunStarted(result.run_id, plan, result.resumed);
+
+  std::map<std::string, std::string> platforms;  // device -> platform identity
+  std::vector<size_t> waiting;                   // trials another runner holds
+  int64_t holder = 0;
+  // Claims trial i and runs it; false when it must wait for another runner.
+  const auto attempt = [&](size_t i, bool announce) {
+    const spec::PlannedTrial& t = plan.trials[i];
+    const Prepared p = Prepare(t, registry, build, &platforms);
+    const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
+    const store::Claim claim = store.ClaimTrial(result.run_id, p.key, place, ProcessAlive, UtcNow());
+    if (claim.outcome == store::ClaimOutcome::kBusy) {
+      holder = claim.holder_run;
+      return false;
+    }
+    if (announce || claim.outcome == store::ClaimOutcome::kClaimed) observer.TrialStarted(i, t);
+    if (claim.outcome != store::ClaimOutcome::kClaimed) {
+      ++result.done;
+      if (claim.outcome == store::ClaimOutcome::kReused) ++result.reused;
+      observer.TrialFinished(i, t,
+                             claim.outcome == store::ClaimOutcome::kReused ? TrialFate::kReused : TrialFate::kAlreadyInRun,
+                             store::TrialRecord{});
+      return true;
+    }
+    auto rec = Execute(p, plan, registry, options, observer);
+    if (!rec) {  // interrupted: the claim goes back
+      store.ReleaseClaim(result.run_id, p.key);
+      return true;
+    }
+    rec->run_id = result.run_id;
+    rec->config_hash = p.key.config_hash;
+    rec->env_hash = p.key.env_hash;
+    rec->platform_hash = p.key.platform_hash;
+    rec->inputs_json = p.inputs;
+    rec->config_json = p.config.dump();
+    rec->label = t.label;
+    rec->is_baseline = t.is_baseline;
+    rec->repeat_index = t.repeat_index;
+    rec->order_index = t.order_index;
+    if (rec->device.empty()) rec->device = p.device;
+    if (rec->error_detail.empty()) rec->error_detail = rec->error;
+    try {
+      store.RecordTrial(*rec);
+    } catch (const store::StoreError& e) {  // keep the finished trial for the next run
+      const std::string kept = KeepPending(store.path(), *rec);
+      throw store::StoreError(fmt::format("{} (the trial's record is kept in '{}' and written by the next run)",
+                                          e.what(), kept));
+    }
+    ++result.done;
+    ++result.ran;
+    if (rec->status != "ok") ++result.not_ok;
+    observer.TrialFinished(i, t, TrialFate::kRan, *rec);
+    return true;
+  };
+
+  try {
+  for (size_t i = 0; i < plan.trials.size() && !Interrupted(options); ++i) {
+    if (!attempt(i, true)) waiting.push_back(i);
+  }
+  // Trials other runners hold: their results are reused when they finish; a runner that died
+  // leaves its claim to this one.
+  while (!waiting.empty() && !Interrupted(options)) {
+    observer.Waiting(waiting.size(), holder);
+    for (double slept = 0; slept < options.wait_poll_s && !Interrupted(options); slept += 0.1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::vector<size_t> still;
+    for (size_t i : waiting) {
+      if (Interrupted(options) || !attempt(i, true)) still.push_back(i);
+    }
+    waiting = std::move(still);
+  }
+  } catch (const store::StoreError&) {
+    try {
+      store.EndRun(result.run_id, "failed", UtcNow());
+    } catch (const store::StoreError&) {  // the store is gone: the next runx marks the run interrupted
+    }
+    throw;
+  }
+  result.interrupted = Interrupted(options);
+  store.EndRun(result.run_id, result.interrupted ? "interrupted" : "ok", UtcNow());
+  return result;
+}
+
+}  // namespace runx::engine

@@ -1,0 +1,76 @@
+#pragma once
+// Running a plan into the results store as one run: claim each trial, reuse what is already
+// there, run the rest in child processes, record. Prints nothing: an observer hears everything.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/sweep.h"
+#include "store/store.h"
+
+namespace runx::engine {
+
+struct SweepOptions {
+  std::string file;                     ///< the experiment file, as given
+  std::vector<std::string> overrides;   ///< --set values, in order
+  std::string command_line;
+  std::string plan_hash;                ///< identity of the whole (unsharded) plan
+  bool force = false;      ///< reuse nothing recorded before this run
+  bool resume = false;     ///< continue the latest interrupted run of this plan
+  bool any_build = false;  ///< reuse results of other runx builds
+  bool in_process = false; ///< run trials in this process (debugging; no crash isolation)
+  double wait_poll_s = 1;  ///< how often to look at trials other runners hold
+  const std::atomic<bool>* interrupted = nullptr;  ///< set by a signal handler
+};
+
+/// How one planned trial ended in this run.
+enum class TrialFate { kRan, kReused, kAlreadyInRun };
+
+/// What a sweep tells while it runs. Every method has a do-nothing default.
+class SweepObserver {
+ public:
+  virtual ~SweepObserver() = default;
+  virtual void RunStarted(int64_t /*run_id*/, const spec::Plan& /*plan*/, bool /*resumed*/) {}
+  virtual void TrialStarted(size_t /*index*/, const spec::PlannedTrial& /*trial*/) {}
+  /// A progress event of the running trial's child (JSON: step, total, loss, warmup, ...).
+  virtual void TrialProgress(const nlohmann::json& /*event*/) {}
+  /// `record` is empty (status "") unless the trial ran in this run.
+  virtual void TrialFinished(size_t /*index*/, const spec::PlannedTrial& /*trial*/, TrialFate /*fate*/,
+                             const store::TrialRecord& /*record*/) {}
+  /// Trials that other live runners hold; this run waits for them.
+  virtual void Waiting(size_t /*count*/, int64_t /*holder_run*/) {}
+  virtual void Warning(const std::string& /*text*/) {}
+};
+
+struct SweepResult {
+  int64_t run_id = 0;
+  bool resumed = false;
+  bool interrupted = false;
+  size_t done = 0;    ///< planned trials this run has a result for
+  size_t ran = 0;     ///< of which ran in this run
+  size_t reused = 0;  ///< of which were reused from the store
+  size_t not_ok = 0;  ///< of those that ran, not ok
+};
+
+/// Runs `plan` (possibly one shard) of `experiment` into `store` as one run, with the technique
+/// plugins found in plugins::PluginDirs(). Trials with an ok result for the same config,
+/// environment and repeat are reused; trials another live runner has claimed are waited for; the
+/// rest run in child processes. A failing trial is a recorded result. Throws store::StoreError
+/// when the store fails: the run is then marked failed where the store still allows it, and a
+/// finished trial that could not be written is kept in a file beside the store
+/// (PendingDir) and recorded by the next run on that store.
+SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
+                     const SweepOptions& options, SweepObserver& observer);
+
+/// Where trial records that could not be written to the store at `db_path` wait:
+/// "<db_path>.pending".
+std::string PendingDir(const std::string& db_path);
+
+/// The identity of a whole plan: its trials' config identities, repeats, labels and order.
+std::string PlanHash(const spec::Plan& plan);
+
+}  // namespace runx::engine

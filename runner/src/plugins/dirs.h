@@ -1,0 +1,13 @@
+#pragma once
+// Where technique plugins are looked for. No LibTorch here: the command line and the spec
+// loader (which reads each plugin's parameter schema) need the directories, not the plugins.
+#include <string>
+#include <vector>
+
+namespace runx::plugins {
+
+/// The plugin directories searched, in order: the build's plugin dir (or RUNX_PLUGIN_DIR), then
+/// each entry of RUNX_PLUGIN_PATH (colon-separated).
+std::vector<std::string> PluginDirs();
+
+}  // namespace runx::plugins

@@ -1,0 +1,160 @@
+#include "spec/identity.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "spec/spec.h"
+
+namespace runx::spec {
+namespace {
+
+using json = nlohmann::json;
+
+// Keys that say how trials are scheduled or where results go, not what a trial is.
+const char* const kNotTrialKeys[] = {"name",  "description", "results",         "repeats",
+                                     "order", "order_seed",  "trial_timeout_s", "sweep"};
+
+// A key of a section used only when the section's `selector` has one of `values`.
+struct UsedWhen {
+  const char* key;
+  std::vector<std::string> values;
+};
+
+const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& SectionRules() {
+  static const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>> kRules = {
+      {"model",
+       {"name",
+        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript"}}}}},
+      {"data",
+       {"source",
+        {{"path", {"fashion-mnist", "memmap"}},
+         {"shape", {"synthetic", "memmap"}},
+         {"labels", {"memmap"}},
+         {"eval_path", {"memmap"}},
+         {"eval_labels", {"memmap"}},
+         {"dtype", {"memmap"}},
+         {"label_dtype", {"memmap"}},
+         {"scale", {"memmap"}},
+         {"normalize", {"memmap"}},
+         {"placement", {"synthetic", "fashion-mnist"}},
+         {"produce_ms", {"synthetic"}}}}},
+  };
+  return kRules;
+}
+
+void Prune(json* section, const std::string& selector, const std::vector<UsedWhen>& rules) {
+  if (!section->is_object() || !section->contains(selector) || !(*section)[selector].is_string()) return;
+  const std::string value = (*section)[selector].get<std::string>();
+  for (const UsedWhen& rule : rules) {
+    if (std::find(rule.values.begin(), rule.values.end(), value) == rule.values.end()) section->erase(rule.key);
+  }
+}
+
+struct DigestDeleter {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+}  // namespace
+
+json UsedConfig(const json& config) {
+  json used = config;
+  if (!used.is_object()) return used;
+  for (const char* key : kNotTrialKeys) used.erase(key);
+  const std::string task = used.value("task", "train");
+  used.erase(task == "infer" ? "train" : "infer");
+  for (const auto& [section, rule] : SectionRules()) {
+    if (used.contains(section)) Prune(&used[section], rule.first, rule.second);
+  }
+  const json techniques = ResolvedTechniques(used);
+  if (!techniques.empty() || used.contains("optimizations")) used["optimizations"] = techniques;
+  return used;
+}
+
+json ResolvedTechniques(const json& config) {
+  if (!config.is_object()) return json::object();
+  json techniques = config.value("optimizations", json::object());
+  const std::string precision = config.value("precision", "fp32");
+  if ((precision == "fp16" || precision == "bf16") && !techniques.contains("amp")) techniques["amp"] = json::object();
+  const json data = config.value("data", json::object());
+  if (data.is_object() && data.value("batch_size", json(0)) == "auto" && !techniques.contains("auto_batch"))
+    techniques["auto_batch"] = json::object();
+  return techniques;
+}
+
+std::string Sha256OfFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  std::unique_ptr<EVP_MD_CTX, DigestDeleter> ctx(EVP_MD_CTX_new());
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) throw std::runtime_error(fmt::format("cannot read '{}'", path));
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &size);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+json InputFiles(const json& config) {
+  namespace fs = std::filesystem;
+  json inputs = json::object();
+  const auto add = [&](const std::string& key, const std::string& path) {
+    json entry{{"path", path}};
+    std::error_code ec;
+    try {
+      if (fs::is_directory(path, ec)) {
+        // A folder (fashion-mnist's IDX files): every regular file in it, by name.
+        std::vector<fs::path> files;
+        for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+          if (it->is_regular_file()) files.push_back(it->path());
+        }
+        std::sort(files.begin(), files.end());
+        std::string all;
+        for (const auto& f : files) all += f.filename().string() + " " + Sha256OfFile(f.string()) + "\n";
+        entry["sha256"] = Sha256Hex(all);
+        entry["files"] = files.size();
+      } else {
+        entry["sha256"] = Sha256OfFile(path);
+      }
+    } catch (const std::exception& e) {
+      entry["sha256"] = fmt::format("unreadable: {}", e.what());
+    }
+    inputs[key] = entry;
+  };
+  const json used = UsedConfig(config);
+  const json model = used.value("model", json::object());
+  if (model.value("name", "") == "torchscript" && model.contains("path")) add("model.path", model["path"].get<std::string>());
+  const json data = used.value("data", json::object());
+  for (const char* key : {"path", "labels", "eval_path", "eval_labels"}) {
+    if (data.contains(key) && data[key].is_string()) add(std::string("data.") + key, data[key].get<std::string>());
+  }
+  return inputs;
+}
+
+ConfigIdentity IdentifyConfig(const json& config) {
+  ConfigIdentity id;
+  id.used = UsedConfig(config);
+  id.inputs = InputFiles(config);
+  json both{{"config", id.used}, {"inputs", json::object()}};
+  for (const auto& [key, entry] : id.inputs.items()) both["inputs"][key] = entry["sha256"];
+  id.hash = Sha256Hex(both.dump());
+  return id;
+}
+
+}  // namespace runx::spec
