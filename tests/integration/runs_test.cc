@@ -243,6 +243,21 @@ TEST_F(Runs, IncompatibleIsRecordedOncePerRunAndTheWholeErrorIsKept) {
   EXPECT_NE(shown.out.find("the reason: tensor sizes"), std::string::npos) << shown.out;
 }
 
+TEST_F(Runs, HangupAndTerminateStopCleanlyLikeCtrlC) {
+  const auto file = Write(Tiny("signals", "repeats: 40\n"));
+  int64_t run = 0;
+  for (const int sig : {SIGHUP, SIGTERM}) {
+    ++run;
+    const pid_t pid = Spawn(file + " --db " + db_ + " --force");
+    ASSERT_TRUE(WaitFor([&] { return Count("SELECT count(*) FROM trials WHERE run_id = " + std::to_string(run)) >= 1; }, 120));
+    kill(pid, sig);
+    EXPECT_EQ(Wait(pid), 130) << "signal " << sig;
+    EXPECT_EQ(One("SELECT status FROM runs WHERE id = " + std::to_string(run)), "interrupted") << "signal " << sig;
+    EXPECT_EQ(Count("SELECT count(*) FROM claims"), 0);
+    EXPECT_EQ(Count("SELECT count(*) FROM trials WHERE status != 'ok'"), 0);  // the ended trial is no result
+  }
+}
+
 TEST_F(Runs, TrialFoldersOfAKilledRunxAreRemovedByTheNext) {
   // A folder left by a runx that no longer exists (pid 1 is never a runx; pid 4194303 is unused).
   int64_t dead = 4194303;
