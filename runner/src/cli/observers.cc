@@ -18,7 +18,7 @@ std::string Clock(double s) {
 const char* FateNote(engine::TrialFate fate) {
   switch (fate) {
     case engine::TrialFate::kReused:
-      return "reused (an ok result with the same config, build, platform and repeat is in the store; --force re-runs it)";
+      return "reused (an ok result of this trial is in the store; --force re-runs it)";
     case engine::TrialFate::kAlreadyInRun:
       return "done earlier in this run";
     case engine::TrialFate::kRan:
@@ -114,6 +114,8 @@ void JsonObserver::TrialFinished(size_t index, const spec::PlannedTrial& t, engi
 }
 
 void JsonObserver::Waiting(size_t count, int64_t holder_run) {
+  if (count == last_waiting_) return;  // said when the number changes, not at every poll
+  last_waiting_ = count;
   Emit({{"event", "waiting"}, {"trials", count}, {"holder_run", holder_run}});
 }
 

@@ -47,7 +47,7 @@ class JsonObserver : public engine::SweepObserver {
   static void Emit(const nlohmann::json& event);
 
  private:
-  size_t total_ = 0, index_ = 0;
+  size_t total_ = 0, index_ = 0, last_waiting_ = 0;
 };
 
 }  // namespace runx::cli

@@ -54,7 +54,7 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     auto [it, inserted] = platforms->emplace(p.device, "");
     if (inserted) it->second = PlatformIdentity(device);
     p.key.platform_hash = it->second;
-    const nlohmann::json techniques = EffectiveTechniques(p.config);  // outlives the loop below
+    const nlohmann::json techniques = spec::ResolvedTechniques(p.config);  // outlives the loop below
     for (const auto& [name, params] : techniques.items()) {
       const auto verdict = registry.Create(name, params)->check(p.config, device);
       if (!verdict.ok) {
@@ -176,12 +176,15 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   const int64_t experiment_id =
       store.AddExperiment(experiment.config.value("name", ""), experiment.path, experiment.text, experiment.text_sha256);
 
+  const std::string shard = fmt::format("{}/{}", plan.shard_index, plan.shard_count);
   std::optional<store::ResumableRun> resumed;
-  if (options.resume) resumed = store.FindInterruptedRun(options.plan_hash);
+  if (options.resume) {
+    resumed = store.ResumeRun(options.plan_hash, shard, host, pid, ProcessToken(pid));
+    if (!resumed) observer.Warning("--resume: no interrupted run of this plan (and shard) in the store; starting a new run");
+  }
   if (resumed) {
     result.run_id = resumed->id;
     result.resumed = true;
-    store.ReopenRun(resumed->id, host, pid, ProcessToken(pid));
   } else {
     store::RunInfo info;
     info.experiment_id = experiment_id;
@@ -197,6 +200,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     info.pid = pid;
     info.pid_token = ProcessToken(pid);
     info.plan_hash = options.plan_hash;
+    info.shard = shard;
     info.force = options.force;
     info.any_build = options.any_build;
     result.run_id = store.BeginRun(info);
@@ -207,17 +211,18 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   std::map<std::string, std::string> platforms;  // device -> platform identity
   std::vector<size_t> waiting;                   // trials another runner holds
   int64_t holder = 0;
+  // A claim older than this is stale whoever holds it: its trial would have timed out long ago.
+  const double stale_after_s = 2 * plan.trial_timeout_s + 60;
   // Claims trial i and runs it; false when it must wait for another runner.
-  const auto attempt = [&](size_t i, bool announce) {
+  const auto attempt = [&](size_t i) {
     const spec::PlannedTrial& t = plan.trials[i];
     const Prepared p = Prepare(t, registry, build, &platforms);
     const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
-    const store::Claim claim = store.ClaimTrial(result.run_id, p.key, place, ProcessAlive, UtcNow());
+    const store::Claim claim = store.ClaimTrial(result.run_id, p.key, place, ProcessAlive, UtcNow(), stale_after_s);
     if (claim.outcome == store::ClaimOutcome::kBusy) {
       holder = claim.holder_run;
       return false;
     }
-    if (announce || claim.outcome == store::ClaimOutcome::kClaimed) observer.TrialStarted(i, t);
     if (claim.outcome != store::ClaimOutcome::kClaimed) {
       ++result.done;
       if (claim.outcome == store::ClaimOutcome::kReused) ++result.reused;
@@ -226,6 +231,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
                              store::TrialRecord{});
       return true;
     }
+    observer.TrialStarted(i, t);
     auto rec = Execute(p, plan, registry, options, observer);
     if (!rec) {  // interrupted: the claim goes back
       store.ReleaseClaim(result.run_id, p.key);
@@ -259,7 +265,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
 
   try {
   for (size_t i = 0; i < plan.trials.size() && !Interrupted(options); ++i) {
-    if (!attempt(i, true)) waiting.push_back(i);
+    if (!attempt(i)) waiting.push_back(i);
   }
   // Trials other runners hold: their results are reused when they finish; a runner that died
   // leaves its claim to this one.
@@ -269,7 +275,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::vector<size_t> still;
     for (size_t i : waiting) {
-      if (Interrupted(options) || !attempt(i, true)) still.push_back(i);
+      if (Interrupted(options) || !attempt(i)) still.push_back(i);
     }
     waiting = std::move(still);
   }

@@ -151,7 +151,13 @@ ConfigIdentity IdentifyConfig(const json& config) {
   ConfigIdentity id;
   id.used = UsedConfig(config);
   id.inputs = InputFiles(config);
-  json both{{"config", id.used}, {"inputs", json::object()}};
+  // An input file counts by its content, not by where it lies: its path is left out of the hash.
+  json hashed = id.used;
+  for (const auto& [key, entry] : id.inputs.items()) {
+    const auto dot = key.find('.');
+    if (dot != std::string::npos && hashed.contains(key.substr(0, dot))) hashed[key.substr(0, dot)].erase(key.substr(dot + 1));
+  }
+  json both{{"config", hashed}, {"inputs", json::object()}};
   for (const auto& [key, entry] : id.inputs.items()) both["inputs"][key] = entry["sha256"];
   id.hash = Sha256Hex(both.dump());
   return id;

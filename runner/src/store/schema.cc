@@ -127,6 +127,7 @@ ALTER TABLE runs ADD COLUMN runx_build  TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pid         INTEGER;
 ALTER TABLE runs ADD COLUMN pid_token   TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN plan_hash   TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN shard       TEXT NOT NULL DEFAULT '0/1';
 ALTER TABLE runs ADD COLUMN force       INTEGER NOT NULL DEFAULT 0 CHECK (force IN (0, 1));
 ALTER TABLE runs ADD COLUMN reuse_floor INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN any_build   INTEGER NOT NULL DEFAULT 0 CHECK (any_build IN (0, 1));
@@ -171,6 +172,7 @@ CREATE TABLE claims (
   config_hash  TEXT NOT NULL,
   env_hash     TEXT NOT NULL,
   repeat_index INTEGER NOT NULL,
+  platform_hash TEXT NOT NULL DEFAULT '',
   run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   claimed_at   TEXT NOT NULL,
   PRIMARY KEY (config_hash, env_hash, repeat_index)

@@ -135,7 +135,7 @@ int64_t Store::BeginRun(const RunInfo& info) {
         *db_,
         "INSERT INTO runs (experiment_id, started_at, status, host, runx_version, git_sha, "
         "command, overrides, git_dirty, build_type, runx_build, pid, pid_token, plan_hash, "
-        "reuse_floor, any_build, force) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "reuse_floor, any_build, force, shard) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, info.experiment_id);
     insert.bind(2, info.started_at);
     insert.bind(3, info.host);
@@ -156,6 +156,7 @@ int64_t Store::BeginRun(const RunInfo& info) {
     insert.bind(14, floor);
     insert.bind(15, info.any_build ? 1 : 0);
     insert.bind(16, info.force ? 1 : 0);
+    insert.bind(17, info.shard);
     insert.exec();
     const int64_t id = db_->getLastInsertRowid();
     tx.commit();
@@ -166,33 +167,38 @@ int64_t Store::BeginRun(const RunInfo& info) {
   }
 }
 
-std::optional<ResumableRun> Store::FindInterruptedRun(const std::string& plan_hash) {
+std::optional<ResumableRun> Store::FindInterruptedRun(const std::string& plan_hash, const std::string& shard) {
   try {
     SQLite::Statement q(*db_,
-                        "SELECT id, force, any_build FROM runs WHERE plan_hash = ? "
+                        "SELECT id, force, any_build FROM runs WHERE plan_hash = ? AND shard = ? "
                         "AND status = 'interrupted' ORDER BY id DESC LIMIT 1");
     q.bind(1, plan_hash);
+    q.bind(2, shard);
     if (!q.executeStep()) return std::nullopt;
-    return ResumableRun{q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0,
-                        q.getColumn(2).getInt() != 0};
+    return ResumableRun{q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0, q.getColumn(2).getInt() != 0};
   } catch (const SQLite::Exception& e) {
     throw StoreError(fmt::format("cannot look for an interrupted run in '{}': {}", path_, e.what()));
   }
 }
 
-void Store::ReopenRun(int64_t run_id, const std::string& host, int64_t pid,
-                      const std::string& pid_token) {
+std::optional<ResumableRun> Store::ResumeRun(const std::string& plan_hash, const std::string& shard,
+                                             const std::string& host, int64_t pid, const std::string& pid_token) {
   try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto run = FindInterruptedRun(plan_hash, shard);
+    if (!run) return std::nullopt;
     SQLite::Statement q(*db_,
                         "UPDATE runs SET status = 'running', finished_at = NULL, host = ?, pid = ?, "
-                        "pid_token = ? WHERE id = ?");
+                        "pid_token = ? WHERE id = ? AND status = 'interrupted'");
     q.bind(1, host);
     q.bind(2, pid);
     q.bind(3, pid_token);
-    q.bind(4, run_id);
-    if (q.exec() == 0) throw StoreError(fmt::format("no run {} in '{}'", run_id, path_));
+    q.bind(4, run->id);
+    q.exec();
+    tx.commit();
+    return run;
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot reopen run {} in '{}': {}", run_id, path_, e.what()));
+    throw StoreError(fmt::format("cannot resume a run in '{}': {}", path_, e.what()));
   }
 }
 
@@ -311,7 +317,7 @@ void AddMember(SQLite::Database& db, int64_t run_id, int64_t trial_id, const Mem
 }  // namespace
 
 Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
-                        const LivenessCheck& alive, const std::string& now) {
+                        const LivenessCheck& alive, const std::string& now, double stale_after_s) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // 1. A resumed run that has this trial already.
@@ -349,31 +355,65 @@ Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& p
       return {ClaimOutcome::kReused, trial_id, 0};
     }
 
-    // 3. Another runner's claim: wait while its run lives, take it over when it died.
+    const auto alive_or_remote = [&](int64_t holder) {
+      SQLite::Statement owner(*db_, "SELECT host, coalesce(pid, 0), pid_token FROM runs WHERE id = ?");
+      owner.bind(1, holder);
+      return owner.executeStep() &&
+             alive(owner.getColumn(0).getString(), owner.getColumn(1).getInt64(), owner.getColumn(2).getString());
+    };
+    // 3. Another runner's claim on the same trial (on the same platform, for a run that takes any
+    // build's result): wait while its run lives, take it over when it died or the claim is stale.
     SQLite::Statement held(*db_,
-                           "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token "
-                           "FROM claims c JOIN runs r ON r.id = c.run_id "
-                           "WHERE c.config_hash = ? AND c.env_hash = ? AND c.repeat_index = ?");
-    held.bind(1, key.config_hash);
-    held.bind(2, key.env_hash);
-    held.bind(3, key.repeat_index);
-    if (held.executeStep()) {
+                           any_build
+                               ? "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token, "
+                                 "(julianday(?) - julianday(c.claimed_at)) * 86400.0, c.env_hash "
+                                 "FROM claims c JOIN runs r ON r.id = c.run_id "
+                                 "WHERE c.config_hash = ? AND c.platform_hash = ? AND c.repeat_index = ?"
+                               : "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token, "
+                                 "(julianday(?) - julianday(c.claimed_at)) * 86400.0, c.env_hash "
+                                 "FROM claims c JOIN runs r ON r.id = c.run_id "
+                                 "WHERE c.config_hash = ? AND c.env_hash = ? AND c.repeat_index = ?");
+    held.bind(1, now);
+    held.bind(2, key.config_hash);
+    held.bind(3, any_build ? key.platform_hash : key.env_hash);
+    held.bind(4, key.repeat_index);
+    std::vector<std::pair<int64_t, std::string>> dead;  // (run, env_hash) of claims to drop
+    while (held.executeStep()) {
       const int64_t holder = held.getColumn(0).getInt64();
-      const bool live = held.getColumn(1).getString() == "running" &&
+      if (holder == run_id) continue;
+      const double age_s = held.getColumn(5).isNull() ? 0.0 : held.getColumn(5).getDouble();
+      const bool live = held.getColumn(1).getString() == "running" && age_s <= stale_after_s &&
                         alive(held.getColumn(2).getString(), held.getColumn(3).getInt64(),
                               held.getColumn(4).getString());
-      if (holder != run_id && live) return {ClaimOutcome::kBusy, 0, holder};
-      held.reset();
-      if (!live && holder != run_id) Interrupt(*db_, holder, now);
+      if (live) return {ClaimOutcome::kBusy, 0, holder};
+      dead.emplace_back(holder, held.getColumn(6).getString());
+    }
+    held.reset();
+    for (const auto& [holder, env] : dead) {
+      SQLite::Statement drop(*db_,
+                             "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? AND repeat_index = ?");
+      drop.bind(1, key.config_hash);
+      drop.bind(2, env);
+      drop.bind(3, key.repeat_index);
+      drop.exec();
+      SQLite::Statement status(*db_, "SELECT status FROM runs WHERE id = ?");
+      status.bind(1, holder);
+      if (status.executeStep() && status.getColumn(0).getString() == "running") {
+        status.reset();
+        // A run whose process is gone is interrupted; one whose claim only went stale (another
+        // host) keeps its status: its host's next runx decides.
+        if (!alive_or_remote(holder)) Interrupt(*db_, holder, now);
+      }
     }
     SQLite::Statement claim(*db_,
                             "INSERT OR REPLACE INTO claims (config_hash, env_hash, repeat_index, "
-                            "run_id, claimed_at) VALUES (?, ?, ?, ?, ?)");
+                            "run_id, claimed_at, platform_hash) VALUES (?, ?, ?, ?, ?, ?)");
     claim.bind(1, key.config_hash);
     claim.bind(2, key.env_hash);
     claim.bind(3, key.repeat_index);
     claim.bind(4, run_id);
     claim.bind(5, now);
+    claim.bind(6, key.platform_hash);
     claim.exec();
     tx.commit();
     return {ClaimOutcome::kClaimed, 0, 0};

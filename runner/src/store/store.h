@@ -79,6 +79,7 @@ struct RunInfo {
   int64_t pid = 0;             ///< the runx process
   std::string pid_token;       ///< tells this process from a later one with the same pid
   std::string plan_hash;       ///< identity of the whole (unsharded) plan: its trials' identities
+  std::string shard = "0/1";   ///< the part of the plan this run runs (--shard i/n)
   bool force = false;          ///< reuse nothing recorded before this run
   bool any_build = false;      ///< reuse results of other runx builds
 };
@@ -181,10 +182,13 @@ class Store {
 
   /// Starts a run (status 'running'). A forced run reuses no trial recorded before it started.
   int64_t BeginRun(const RunInfo& info);
-  /// The latest interrupted run with `plan_hash`, for --resume.
-  std::optional<ResumableRun> FindInterruptedRun(const std::string& plan_hash);
-  /// Makes an interrupted run 'running' again, owned by (host, pid, pid_token).
-  void ReopenRun(int64_t run_id, const std::string& host, int64_t pid, const std::string& pid_token);
+  /// The latest interrupted run of `plan_hash` and `shard`, for --resume.
+  std::optional<ResumableRun> FindInterruptedRun(const std::string& plan_hash, const std::string& shard);
+  /// --resume: takes the latest interrupted run of (plan_hash, shard) and makes it 'running'
+  /// again, owned by (host, pid, pid_token), in one transaction, so two runners never take the
+  /// same run; nullopt when there is none.
+  std::optional<ResumableRun> ResumeRun(const std::string& plan_hash, const std::string& shard,
+                                        const std::string& host, int64_t pid, const std::string& pid_token);
   /// status: ok | failed | interrupted. Releases the run's claims.
   void EndRun(int64_t run_id, const std::string& status, const std::string& finished_at);
   void AddRunEnvironment(int64_t run_id, const std::map<std::string, std::string>& env);
@@ -196,8 +200,10 @@ class Store {
   /// the planned trial `key`: reuse an ok result (same config, environment — or platform when
   /// the run allows any build — and repeat, recorded after the run's reuse floor), wait for
   /// another live runner's claim, or claim it. A claim whose run has died is taken over.
+  /// A claim older than `stale_after_s` counts as dead whoever holds it (a runner on another
+  /// host, whose process cannot be checked): a trial ends by its timeout well before that.
   Claim ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
-                   const LivenessCheck& alive, const std::string& now);
+                   const LivenessCheck& alive, const std::string& now, double stale_after_s = 1e9);
   /// Drops the claim of `key` if `run_id` holds it (an interrupted trial).
   void ReleaseClaim(int64_t run_id, const TrialKey& key);
   /// Writes the trial with its steps, metrics, environment and its membership in its run, and

@@ -37,6 +37,11 @@ std::vector<std::vector<Value>> Rows(const std::string& path, const std::string&
   return QueryReadOnly(path, sql).rows;
 }
 
+std::string One(const std::string& path, const std::string& sql) {
+  const auto rows = Rows(path, sql);
+  return rows.empty() || !std::holds_alternative<std::string>(rows[0][0]) ? "" : std::get<std::string>(rows[0][0]);
+}
+
 TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   const std::string path = PathOf("v2.db");
   LoadVersion2Fixture(path);
@@ -220,17 +225,39 @@ TEST_F(ClaimTest, AResumedRunKnowsWhatItHasAndRunsTheRest) {
   alive_.clear();  // killed while running repeat 1
   EXPECT_EQ(store_->MarkDeadRuns(Alive(), "t2"), 1);
   EXPECT_EQ(CountRows(path_, "claims"), 0);
-  const auto resumable = store_->FindInterruptedRun("plan");
+  EXPECT_EQ(store_->FindInterruptedRun("plan", "1/2"), std::nullopt);  // another shard's
+  const auto resumable = store_->ResumeRun("plan", "0/1", "box", 101, "t101");
   ASSERT_TRUE(resumable);
   EXPECT_EQ(resumable->id, a);
   EXPECT_TRUE(resumable->force);
+  EXPECT_EQ(store_->ResumeRun("plan", "0/1", "box", 102, "t102"), std::nullopt);  // taken: never twice
   alive_ = {101};
-  store_->ReopenRun(a, "box", 101, "t101");
   const Claim again = store_->ClaimTrial(a, k0, {"baseline", true, 0, 0}, Alive(), "t");
   EXPECT_EQ(again.outcome, ClaimOutcome::kDone);
   EXPECT_EQ(again.trial_id, done);
   EXPECT_EQ(store_->ClaimTrial(a, k1, {"baseline", true, 1, 1}, Alive(), "t").outcome, ClaimOutcome::kClaimed);
-  EXPECT_EQ(store_->FindInterruptedRun("plan"), std::nullopt);
+  EXPECT_EQ(store_->FindInterruptedRun("plan", "0/1"), std::nullopt);
+}
+
+TEST_F(ClaimTest, AStaleClaimOfAnotherHostIsTakenOverAndAnyBuildRunsShareClaimsByPlatform) {
+  // Runs of host "far" cannot be checked: alive, unless their claim is older than the limit.
+  const LivenessCheck far_alive = [](const std::string& host, int64_t, const std::string&) { return host == "far"; };
+  const int64_t far = store_->BeginRun(Info("far", 100));
+  const int64_t here = store_->BeginRun(Info("box", 200));
+  const TrialKey key{"cfg", "env-a", "platform-x", 0};
+  EXPECT_EQ(store_->ClaimTrial(far, key, {"baseline", true, 0, 0}, far_alive, "2026-12-03T10:00:00Z", 600).outcome,
+            ClaimOutcome::kClaimed);
+  EXPECT_EQ(store_->ClaimTrial(here, key, {"baseline", true, 0, 0}, far_alive, "2026-12-03T10:05:00Z", 600).outcome,
+            ClaimOutcome::kBusy);
+  EXPECT_EQ(store_->ClaimTrial(here, key, {"baseline", true, 0, 0}, far_alive, "2026-12-03T10:10:01Z", 600).outcome,
+            ClaimOutcome::kClaimed);
+  EXPECT_EQ(One(path_, "SELECT status FROM runs WHERE id = " + std::to_string(far)), "running");  // its host decides
+  // A run that takes any build's result waits for a claim of another build on the same platform.
+  const int64_t any = store_->BeginRun(Info("box", 300, false, true));
+  const TrialKey other_build{"cfg", "env-b", "platform-x", 0};
+  alive_ = {200, 300};
+  EXPECT_EQ(store_->ClaimTrial(any, other_build, {"baseline", true, 0, 0}, Alive(), "2026-12-03T10:11:00Z", 600).outcome,
+            ClaimOutcome::kBusy);
 }
 
 TEST_F(ClaimTest, MarkDeadRunsLeavesLiveAndFinishedRunsAlone) {

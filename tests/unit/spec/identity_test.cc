@@ -1,0 +1,101 @@
+// The config identity: the keys a trial uses, the techniques it runs, its input files by content.
+#include "spec/identity.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace runx::spec {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+json Resolved() {
+  return json::parse(R"({
+    "name": "e", "description": "d", "results": "r.db", "repeats": 3, "order": "interleaved",
+    "order_seed": 1, "trial_timeout_s": 60, "sweep": {"mode": "grid"},
+    "device": "cpu", "seed": 7, "task": "train", "precision": "bf16",
+    "model": {"name": "cnn", "channels": [4, 8], "hidden": [256], "dropout": 0, "num_classes": 5},
+    "data": {"source": "synthetic", "shape": [3, 8, 8], "num_classes": 5, "batch_size": 8,
+             "path": "/usr/share/datasets/fashion-mnist", "shuffle": true},
+    "train": {"steps": 3, "warmup_steps": 1},
+    "infer": {"steps": 100},
+    "optimizations": {"channels_last": {"inputs": true}}
+  })");
+}
+
+TEST(Identity, UsedConfigKeepsOnlyWhatTheTrialUses) {
+  EXPECT_EQ(UsedConfig(Resolved()), json::parse(R"({
+    "device": "cpu", "seed": 7, "task": "train", "precision": "bf16",
+    "model": {"name": "cnn", "channels": [4, 8], "dropout": 0, "num_classes": 5},
+    "data": {"source": "synthetic", "shape": [3, 8, 8], "num_classes": 5, "batch_size": 8, "shuffle": true},
+    "train": {"steps": 3, "warmup_steps": 1},
+    "optimizations": {"channels_last": {"inputs": true}, "amp": {}}
+  })"));
+  json infer = Resolved();
+  infer["task"] = "infer";
+  EXPECT_FALSE(UsedConfig(infer).contains("train"));
+  EXPECT_TRUE(UsedConfig(infer).contains("infer"));
+}
+
+TEST(Identity, ResolvedTechniquesMakeTheImplicitOnesExplicit) {
+  json c = Resolved();
+  c["data"]["batch_size"] = "auto";
+  EXPECT_EQ(ResolvedTechniques(c), json::parse(R"({"channels_last": {"inputs": true}, "amp": {}, "auto_batch": {}})"));
+  c["precision"] = "fp32";
+  c["optimizations"] = {{"amp", {{"dtype", "fp16"}}}};
+  c["data"]["batch_size"] = 8;
+  EXPECT_EQ(ResolvedTechniques(c), json::parse(R"({"amp": {"dtype": "fp16"}})"));  // listed: kept as written
+}
+
+TEST(Identity, WhatDoesNotChangeATrialDoesNotChangeItsHash) {
+  const json base = Resolved();
+  json renamed = base;
+  renamed["name"] = "other";
+  renamed["repeats"] = 9;
+  renamed["model"]["hidden"] = {16};  // a cnn has no hidden widths
+  EXPECT_EQ(IdentifyConfig(base).hash, IdentifyConfig(renamed).hash);
+  json changed = base;
+  changed["train"]["steps"] = 4;
+  EXPECT_NE(IdentifyConfig(base).hash, IdentifyConfig(changed).hash);
+}
+
+TEST(Identity, InputFilesCountByContentNotByPath) {
+  const fs::path dir = fs::temp_directory_path() / ("runx_identity_" + std::to_string(getpid()));
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  std::ofstream(dir / "a" / "model.pt") << "weights-1";
+  std::ofstream(dir / "b" / "model.pt") << "weights-1";
+  json c = Resolved();
+  c["model"] = {{"name", "torchscript"}, {"path", (dir / "a" / "model.pt").string()}};
+  const ConfigIdentity a = IdentifyConfig(c);
+  EXPECT_EQ(a.inputs["model.path"]["sha256"], Sha256OfFile((dir / "a" / "model.pt").string()));
+  EXPECT_EQ(a.used["model"]["path"], (dir / "a" / "model.pt").string());  // kept for people
+  c["model"]["path"] = (dir / "b" / "model.pt").string();
+  EXPECT_EQ(IdentifyConfig(c).hash, a.hash);  // moved: the same trial
+  std::ofstream(dir / "b" / "model.pt") << "weights-2";
+  EXPECT_NE(IdentifyConfig(c).hash, a.hash);  // new content: a new trial
+  c["model"]["path"] = (dir / "missing.pt").string();
+  EXPECT_EQ(IdentifyConfig(c).inputs["model.path"]["sha256"].get<std::string>().rfind("unreadable: cannot read", 0), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(Identity, AFolderOfFilesIsHashedFileByFile) {
+  const fs::path dir = fs::temp_directory_path() / ("runx_identity_dir_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "train.gz") << "1";
+  std::ofstream(dir / "test.gz") << "2";
+  json c = Resolved();
+  c["data"] = {{"source", "fashion-mnist"}, {"path", dir.string()}, {"batch_size", 8}};
+  const ConfigIdentity a = IdentifyConfig(c);
+  EXPECT_EQ(a.inputs["data.path"]["files"], 2);
+  std::ofstream(dir / "test.gz") << "3";
+  EXPECT_NE(IdentifyConfig(c).hash, a.hash);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace runx::spec
