@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "engine/environment.h"
+#include "engine/failure.h"
 #include "engine/record_json.h"
 #include "engine/trial.h"
 #include "plugins/loader.h"
@@ -242,7 +243,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       r.error = fmt::format("timed out after {:g} s{} (trial_timeout_s)", options.timeout_s, progress);
     } else if (WIFSIGNALED(status)) {
       const int sig = WTERMSIG(status);
-      if (sig == SIGKILL) {
+      if (IsOutOfMemoryKill(sig)) {
         r.status = "oom";
         r.error = fmt::format("killed by SIGKILL{} (most likely the kernel's out-of-memory killer)", progress);
       } else {
@@ -251,7 +252,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       }
     } else {
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      r.status = stderr_text.find("bad_alloc") != std::string::npos ? "oom" : "crashed";
+      r.status = IsOutOfMemory(stderr_text) ? "oom" : "crashed";
       r.error = fmt::format("exited with status {}{}", code, progress);
     }
     const std::string last = LastLine(stderr_text);

@@ -86,6 +86,16 @@ TEST(PercentileTest, InterpolatesLinearlyBetweenRanks) {
   EXPECT_THROW(Percentile({1}, 1.5), std::invalid_argument);
 }
 
+TEST(PercentileTest, InterpolatesLikeNumpy) {
+  // numpy.quantile([1, 2, 3, 4, 10], [0.1, 0.5, 0.9]) == [1.4, 3.0, 7.6]; the trial's step-time
+  // metrics (median, p10, p90, p99) are these.
+  const std::vector<double> v{10, 2, 4, 1, 3};
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.5), 3.0);
+  EXPECT_NEAR(Percentile(v, 0.1), 1.4, 1e-12);
+  EXPECT_NEAR(Percentile(v, 0.9), 7.6, 1e-12);
+  EXPECT_DOUBLE_EQ(Percentile({5}, 0.9), 5.0);
+}
+
 TEST(ThroughputTest, PoolsSamplesOverTime) {
   // 10 samples in 10 ms and 30 in 10 ms: 40 samples in 20 ms, not the mean of 1000 and 3000.
   EXPECT_DOUBLE_EQ(Throughput({{{10, 10}}, {{10, 30}}}), 2000);

@@ -1,0 +1,35 @@
+#pragma once
+// The build phase of a trial: data source, model, optimizer and the step the techniques wrap.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "data/data.h"
+#include "engine/trial_context.h"
+#include "runx/plugin.h"
+
+namespace runx::engine {
+
+/// Opens the data source of `config` and builds its model on the context's device, seeded with
+/// `seed` again so that the initial weights do not depend on what opening the data drew; records
+/// param_count and calls on_model. Afterwards ctx.data_ and ctx.model_ are set; the caller owns
+/// the data source.
+std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config, uint64_t seed,
+                                                    std::vector<ActiveTechnique>& active, RunnerContext& ctx);
+
+/// The optimizer of train.optimizer: adamw, or sgd (the default: lr 0.1, momentum 0.9).
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model);
+
+/// The runner's own step on `model`. Training (`optimizer` set): cross-entropy loss, backward,
+/// optimizer step and gradients set to none. Inference (`optimizer` null): the forward pass
+/// returning the logits, nothing else.
+Step BaseStep(models::Model& model, torch::optim::Optimizer* optimizer);
+
+/// `step` wrapped by every technique's wrap_step in ascending wrap_order (the lowest innermost;
+/// listed order among equals). An exception becomes a TechniqueFailure.
+Step WrapStep(Step step, std::vector<ActiveTechnique>& active, TrialContext& ctx);
+
+}  // namespace runx::engine

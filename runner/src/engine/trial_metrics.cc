@@ -1,0 +1,63 @@
+#include "engine/trial_metrics.h"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/device.h"
+#include "report/stats.h"
+
+namespace runx::engine {
+namespace {
+
+void RecordTimings(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx) {
+  std::vector<double> measured_ms;
+  double measured_total = 0;
+  for (int64_t i = plan.warmup; i < loop.done; ++i) {
+    measured_ms.push_back(loop.step_ms[i]);
+    measured_total += loop.step_ms[i];
+  }
+  if (measured_ms.empty()) return;
+  const auto n = static_cast<int64_t>(measured_ms.size());
+  ctx.metric("samples_per_s", static_cast<double>(plan.batch * n) * 1000.0 / measured_total, "samples/s");
+  ctx.metric("step_ms_median", report::Percentile(measured_ms, 0.5), "ms");
+  ctx.metric("step_ms_p10", report::Percentile(measured_ms, 0.1), "ms");
+  ctx.metric("step_ms_p90", report::Percentile(measured_ms, 0.9), "ms");
+  ctx.metric("step_ms_p99", report::Percentile(measured_ms, 0.99), "ms");
+  ctx.metric("step_ms_mean", measured_total / static_cast<double>(n), "ms");
+  ctx.metric("measured_s", measured_total / 1000.0, "s");
+}
+
+}  // namespace
+
+int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRecord& rec) {
+  const auto* lv = loop.loss.data_ptr<double>();
+  int64_t first_bad = -1;
+  for (int64_t i = 0; i < loop.done; ++i) {
+    const bool warmup = i < plan.warmup;
+    store::StepRow r{warmup ? "warmup" : "measure", warmup ? i : i - plan.warmup, loop.step_ms[i], loop.data_ms[i],
+                     plan.batch, lv[i]};
+    if (!std::isfinite(lv[i])) r.loss.reset();
+    if (!std::isfinite(lv[i]) && first_bad < 0 && !plan.infer) first_bad = i;
+    rec.steps.push_back(r);
+  }
+  return first_bad;
+}
+
+void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx) {
+  RecordTimings(plan, loop, ctx);
+  const c10::Device device = ctx.device();
+  ctx.metric("peak_mem_bytes", static_cast<double>(PeakMemoryBytes(device)), "bytes");
+  if (const int64_t reserved = ReservedMemoryBytes(device); reserved >= 0)
+    ctx.metric("reserved_mem_bytes", static_cast<double>(reserved), "bytes");
+  const double last = loop.loss.data_ptr<double>()[loop.done - 1];
+  if (std::isfinite(last)) ctx.metric("final_loss", last);
+}
+
+std::string NonFiniteLossMessage(int64_t first_bad, int64_t warmup) {
+  return fmt::format("loss became non-finite at {} step {}", first_bad < warmup ? "warm-up" : "measured",
+                     first_bad < warmup ? first_bad : first_bad - warmup);
+}
+
+}  // namespace runx::engine

@@ -1,0 +1,57 @@
+#include "engine/trial_record.h"
+
+#include <new>
+
+#include <fmt/format.h>
+
+#include "engine/environment.h"
+#include "engine/failure.h"
+#include "spec/label.h"
+
+namespace runx::engine {
+
+store::TrialRecord StartRecord(const nlohmann::json& config) {
+  store::TrialRecord rec;
+  rec.config_json = config.dump();
+  rec.label = spec::LabelTrial(config).label;
+  rec.started_at = UtcNow();
+  rec.status = "ok";
+  return rec;
+}
+
+void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::TrialRecord& rec) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const TrialAborted&) {
+    rec.status = ctx.abort_status();
+    rec.error = ctx.abort_why();
+  } catch (const data::DataError& e) {
+    rec.status = "failed";
+    rec.error_detail = e.what();
+  } catch (const std::bad_alloc&) {
+    rec.status = "oom";
+    rec.error = std::string(kHostOutOfMemory);
+  } catch (const std::exception& e) {  // c10::Error, TechniqueFailure and friends: a failed trial, not a crash
+    rec.status = std::string(FailureStatus(e.what()));
+    rec.error_detail = e.what();
+  }
+}
+
+void FinishRecord(store::TrialRecord& rec, const std::vector<std::string>& notes) {
+  // The store keeps the first line as the error and the whole text beside it (a TorchScript
+  // failure's first line says only that the interpreter failed; the reason comes after).
+  if (!rec.error_detail.empty()) rec.error = FirstLine(rec.error_detail);
+  if (rec.error.find('\n') != std::string::npos) {
+    rec.error_detail = rec.error;
+    rec.error = FirstLine(rec.error);
+  }
+  for (size_t i = 0; i < notes.size(); ++i) rec.environment[fmt::format("note.{:02}", i)] = notes[i];
+  rec.finished_at = UtcNow();
+}
+
+std::string FirstLine(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+}  // namespace runx::engine

@@ -1,0 +1,91 @@
+// What the loop measured, written into the record: step rows, timing and memory metrics.
+#include "engine/trial_metrics.h"
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "trial_support.h"
+
+namespace runx::engine {
+namespace {
+
+using testing::MetricOf;
+using testing::TrialHarness;
+
+StepPlan Plan(bool infer = false) {
+  StepPlan p;
+  p.infer = infer;
+  p.warmup = 2;
+  p.measured = 4;
+  p.total = 6;
+  p.per_epoch = 100;
+  p.batch = 4;
+  return p;
+}
+
+LoopResult Loop(std::vector<double> loss, std::vector<double> step_ms) {
+  LoopResult l;
+  l.done = static_cast<int64_t>(loss.size());
+  l.step_ms = std::move(step_ms);
+  l.data_ms.assign(loss.size(), 0.5);
+  l.loss = torch::tensor(loss, torch::kDouble);
+  return l;
+}
+
+TEST(TrialMetrics, StepRowsAreNumberedWithinTheirPhase) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  store::TrialRecord rec;
+  const auto first_bad = RecordSteps(Plan(), Loop({1, nan, 2, inf, 3}, {9, 9, 1, 2, 3}), rec);
+  EXPECT_EQ(first_bad, 1);
+  ASSERT_EQ(rec.steps.size(), 5u);
+  EXPECT_EQ(rec.steps[1].phase, "warmup");
+  EXPECT_EQ(rec.steps[1].step, 1);
+  EXPECT_FALSE(rec.steps[1].loss.has_value());
+  EXPECT_EQ(rec.steps[2].phase, "measure");
+  EXPECT_EQ(rec.steps[2].step, 0);
+  EXPECT_EQ(rec.steps[2].loss, 2.0);
+  EXPECT_EQ(rec.steps[2].wall_ms, 1.0);
+  EXPECT_EQ(rec.steps[2].data_ms, 0.5);
+  EXPECT_EQ(rec.steps[2].samples, 4);
+  EXPECT_FALSE(rec.steps[3].loss.has_value());
+}
+
+TEST(TrialMetrics, InferenceHasNoNonFiniteLoss) {
+  const double nan = std::nan("");
+  store::TrialRecord rec;
+  EXPECT_EQ(RecordSteps(Plan(true), Loop({nan, nan, nan}, {1, 1, 1}), rec), -1);
+  EXPECT_EQ(rec.steps.size(), 3u);
+}
+
+TEST(TrialMetrics, TimingsOfTheMeasuredStepsOnly) {
+  TrialHarness h;
+  RecordMeasurements(Plan(), Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4}), h.ctx);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "samples_per_s"), 16 * 1000.0 / 10);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "step_ms_median"), 2.5);
+  EXPECT_NEAR(MetricOf(h.rec, "step_ms_p10"), 1.3, 1e-12);
+  EXPECT_NEAR(MetricOf(h.rec, "step_ms_p90"), 3.7, 1e-12);
+  EXPECT_NEAR(MetricOf(h.rec, "step_ms_p99"), 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "step_ms_mean"), 2.5);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "measured_s"), 0.01);
+  EXPECT_GT(MetricOf(h.rec, "peak_mem_bytes"), 0);
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "reserved_mem_bytes")));  // the CPU has no cache
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "final_loss"), 0.5);
+}
+
+TEST(TrialMetrics, AbortedInWarmUpHasNoTimingsAndANonFiniteLastLossIsLeftOut) {
+  TrialHarness h;
+  RecordMeasurements(Plan(), Loop({1, std::nan("")}, {5, 5}), h.ctx);
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "samples_per_s")));
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "final_loss")));
+  EXPECT_GT(MetricOf(h.rec, "peak_mem_bytes"), 0);
+}
+
+TEST(TrialMetrics, NonFiniteLossNamesThePhaseAndStep) {
+  EXPECT_EQ(NonFiniteLossMessage(1, 2), "loss became non-finite at warm-up step 1");
+  EXPECT_EQ(NonFiniteLossMessage(5, 2), "loss became non-finite at measured step 3");
+}
+
+}  // namespace
+}  // namespace runx::engine
