@@ -82,8 +82,8 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
 std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& plan, const plugins::Registry& registry,
                                           const SweepOptions& options, SweepObserver& observer) {
   if (p.decided) return *p.decided;
-  store::TrialRecord rec;
   if (options.in_process) return RunTrial(p.config, registry, {});
+  store::TrialRecord rec;
   ChildOptions copts;
   copts.runx_exe = SelfExe();
   copts.timeout_s = plan.trial_timeout_s;
@@ -209,6 +209,9 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   observer.RunStarted(result.run_id, plan, result.resumed);
 
   std::map<std::string, std::string> platforms;  // device -> platform identity
+  // A trial waiting for another runner keeps what identified it (its input files hashed, its
+  // techniques checked): that is done once, not at every look at the trial.
+  std::map<size_t, Prepared> prepared;
   std::vector<size_t> waiting;                   // trials another runner holds
   int64_t holder = 0;
   // A claim older than this is stale whoever holds it: its trial would have timed out long ago.
@@ -216,13 +219,17 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   // Claims trial i and runs it; false when it must wait for another runner.
   const auto attempt = [&](size_t i) {
     const spec::PlannedTrial& t = plan.trials[i];
-    const Prepared p = Prepare(t, registry, build, &platforms);
+    auto found = prepared.find(i);
+    if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, &platforms)).first;
     const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
-    const store::Claim claim = store.ClaimTrial(result.run_id, p.key, place, ProcessAlive, UtcNow(), stale_after_s);
+    const store::Claim claim =
+        store.ClaimTrial(result.run_id, found->second.key, place, ProcessAlive, UtcNow(), stale_after_s);
     if (claim.outcome == store::ClaimOutcome::kBusy) {
       holder = claim.holder_run;
       return false;
     }
+    const Prepared p = std::move(found->second);  // only trials still waiting stay prepared
+    prepared.erase(found);
     if (claim.outcome != store::ClaimOutcome::kClaimed) {
       ++result.done;
       if (claim.outcome == store::ClaimOutcome::kReused) ++result.reused;

@@ -314,6 +314,19 @@ void AddMember(SQLite::Database& db, int64_t run_id, int64_t trial_id, const Mem
   insert.exec();
 }
 
+// Drops the claim of (config_hash, env_hash, repeat_index) held by run `run_id`.
+void DeleteClaim(SQLite::Database& db, const std::string& config_hash, const std::string& env_hash, int repeat_index,
+                 int64_t run_id) {
+  SQLite::Statement release(db,
+                            "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? "
+                            "AND repeat_index = ? AND run_id = ?");
+  release.bind(1, config_hash);
+  release.bind(2, env_hash);
+  release.bind(3, repeat_index);
+  release.bind(4, run_id);
+  release.exec();
+}
+
 }  // namespace
 
 Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
@@ -337,13 +350,12 @@ Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& p
     if (!run.executeStep()) throw StoreError(fmt::format("no run {} in '{}'", run_id, path_));
     const int64_t floor = run.getColumn(0).getInt64();
     const bool any_build = run.getColumn(1).getInt() != 0;
-    SQLite::Statement ok(*db_,
-                         any_build ? "SELECT id FROM trials WHERE config_hash = ? AND platform_hash = ? "
-                                     "AND repeat_index = ? AND status = 'ok' AND id > ? "
-                                     "ORDER BY id DESC LIMIT 1"
-                                   : "SELECT id FROM trials WHERE config_hash = ? AND env_hash = ? "
-                                     "AND repeat_index = ? AND status = 'ok' AND id > ? "
-                                     "ORDER BY id DESC LIMIT 1");
+    // Results and claims match on the environment, or on the platform for a run of any build.
+    const char* env_column = any_build ? "platform_hash" : "env_hash";
+    SQLite::Statement ok(*db_, fmt::format("SELECT id FROM trials WHERE config_hash = ? AND {} = ? "
+                                           "AND repeat_index = ? AND status = 'ok' AND id > ? "
+                                           "ORDER BY id DESC LIMIT 1",
+                                           env_column));
     ok.bind(1, key.config_hash);
     ok.bind(2, any_build ? key.platform_hash : key.env_hash);
     ok.bind(3, key.repeat_index);
@@ -355,55 +367,38 @@ Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& p
       return {ClaimOutcome::kReused, trial_id, 0};
     }
 
-    const auto alive_or_remote = [&](int64_t holder) {
-      SQLite::Statement owner(*db_, "SELECT host, coalesce(pid, 0), pid_token FROM runs WHERE id = ?");
-      owner.bind(1, holder);
-      return owner.executeStep() &&
-             alive(owner.getColumn(0).getString(), owner.getColumn(1).getInt64(), owner.getColumn(2).getString());
-    };
-    // 3. Another runner's claim on the same trial (on the same platform, for a run that takes any
-    // build's result): wait while its run lives, take it over when it died or the claim is stale.
-    SQLite::Statement held(*db_,
-                           any_build
-                               ? "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token, "
-                                 "(julianday(?) - julianday(c.claimed_at)) * 86400.0, c.env_hash "
-                                 "FROM claims c JOIN runs r ON r.id = c.run_id "
-                                 "WHERE c.config_hash = ? AND c.platform_hash = ? AND c.repeat_index = ?"
-                               : "SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token, "
-                                 "(julianday(?) - julianday(c.claimed_at)) * 86400.0, c.env_hash "
-                                 "FROM claims c JOIN runs r ON r.id = c.run_id "
-                                 "WHERE c.config_hash = ? AND c.env_hash = ? AND c.repeat_index = ?");
+    // 3. Another runner's claim on the same trial: wait while its run lives, take it over when
+    // its process died (its run is then interrupted) or the claim went stale (a runner on another
+    // host, whose run keeps its status: that host's next runx decides).
+    SQLite::Statement held(*db_, fmt::format("SELECT c.run_id, r.status, r.host, coalesce(r.pid, 0), r.pid_token, "
+                                             "(julianday(?) - julianday(c.claimed_at)) * 86400.0, c.env_hash "
+                                             "FROM claims c JOIN runs r ON r.id = c.run_id "
+                                             "WHERE c.config_hash = ? AND c.{} = ? AND c.repeat_index = ?",
+                                             env_column));
     held.bind(1, now);
     held.bind(2, key.config_hash);
     held.bind(3, any_build ? key.platform_hash : key.env_hash);
     held.bind(4, key.repeat_index);
-    std::vector<std::pair<int64_t, std::string>> dead;  // (run, env_hash) of claims to drop
+    struct Dead {
+      int64_t run;
+      std::string env_hash;
+      bool process_gone;
+    };
+    std::vector<Dead> dead;
     while (held.executeStep()) {
       const int64_t holder = held.getColumn(0).getInt64();
       if (holder == run_id) continue;
+      const bool running = held.getColumn(1).getString() == "running";
+      const bool process_alive =
+          alive(held.getColumn(2).getString(), held.getColumn(3).getInt64(), held.getColumn(4).getString());
       const double age_s = held.getColumn(5).isNull() ? 0.0 : held.getColumn(5).getDouble();
-      const bool live = held.getColumn(1).getString() == "running" && age_s <= stale_after_s &&
-                        alive(held.getColumn(2).getString(), held.getColumn(3).getInt64(),
-                              held.getColumn(4).getString());
-      if (live) return {ClaimOutcome::kBusy, 0, holder};
-      dead.emplace_back(holder, held.getColumn(6).getString());
+      if (running && process_alive && age_s <= stale_after_s) return {ClaimOutcome::kBusy, 0, holder};
+      dead.push_back({holder, held.getColumn(6).getString(), running && !process_alive});
     }
     held.reset();
-    for (const auto& [holder, env] : dead) {
-      SQLite::Statement drop(*db_,
-                             "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? AND repeat_index = ?");
-      drop.bind(1, key.config_hash);
-      drop.bind(2, env);
-      drop.bind(3, key.repeat_index);
-      drop.exec();
-      SQLite::Statement status(*db_, "SELECT status FROM runs WHERE id = ?");
-      status.bind(1, holder);
-      if (status.executeStep() && status.getColumn(0).getString() == "running") {
-        status.reset();
-        // A run whose process is gone is interrupted; one whose claim only went stale (another
-        // host) keeps its status: its host's next runx decides.
-        if (!alive_or_remote(holder)) Interrupt(*db_, holder, now);
-      }
+    for (const Dead& d : dead) {
+      DeleteClaim(*db_, key.config_hash, d.env_hash, key.repeat_index, d.run);
+      if (d.process_gone) Interrupt(*db_, d.run, now);
     }
     SQLite::Statement claim(*db_,
                             "INSERT OR REPLACE INTO claims (config_hash, env_hash, repeat_index, "
@@ -425,14 +420,7 @@ Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& p
 
 void Store::ReleaseClaim(int64_t run_id, const TrialKey& key) {
   try {
-    SQLite::Statement release(*db_,
-                              "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? "
-                              "AND repeat_index = ? AND run_id = ?");
-    release.bind(1, key.config_hash);
-    release.bind(2, key.env_hash);
-    release.bind(3, key.repeat_index);
-    release.bind(4, run_id);
-    release.exec();
+    DeleteClaim(*db_, key.config_hash, key.env_hash, key.repeat_index, run_id);
   } catch (const SQLite::Exception& e) {
     throw StoreError(fmt::format("cannot release a claim of run {} in '{}': {}", run_id, path_, e.what()));
   }
@@ -526,14 +514,7 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
 
     AddMember(*db_, trial.run_id, trial_id,
               {trial.label, trial.is_baseline, trial.repeat_index, trial.order_index}, false);
-    SQLite::Statement release(*db_,
-                              "DELETE FROM claims WHERE config_hash = ? AND env_hash = ? "
-                              "AND repeat_index = ? AND run_id = ?");
-    release.bind(1, trial.config_hash);
-    release.bind(2, trial.env_hash);
-    release.bind(3, trial.repeat_index);
-    release.bind(4, trial.run_id);
-    release.exec();
+    DeleteClaim(*db_, trial.config_hash, trial.env_hash, trial.repeat_index, trial.run_id);
 
     tx.commit();
     return trial_id;
