@@ -22,6 +22,9 @@
 namespace {
 namespace fs = std::filesystem;
 using runx::testing::Runx;
+using runx::testing::Spawn;
+using runx::testing::Wait;
+using runx::testing::WaitFor;
 
 std::string Tiny(const std::string& name, const std::string& extra) {
   return "name: " + name +
@@ -68,32 +71,6 @@ class Runs : public ::testing::Test {
   fs::path dir_;
   std::string db_;
 };
-
-/// Starts `runx ARGS` (binary `exe`) in the background; returns its pid.
-pid_t Spawn(const std::string& args, const std::string& exe = RUNX_BIN) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string cmd = exe + " " + args + " >/dev/null 2>&1";
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-    _exit(127);
-  }
-  return pid;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-bool WaitFor(const std::function<bool()>& cond, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 TEST_F(Runs, ARunWithOverridesHasItsOwnBaselineAndSpeedups) {
   const auto file = Write(Tiny("single", ""));

@@ -21,6 +21,8 @@
 namespace {
 namespace fs = std::filesystem;
 using runx::testing::Runx;
+using runx::testing::Spawn;
+using runx::testing::WaitFor;
 
 std::string TinySweep(const std::string& sweep, const std::string& extra = "") {
   return "name: tiny-sweep\n"
@@ -114,17 +116,6 @@ TEST_F(Sweep, IncompatibleCombinationIsRecordedWithoutAProcess) {
   EXPECT_NE(r.out.find("\"event\":\"sweep_end\""), std::string::npos) << r.out;
 }
 
-/// Starts runx in the background and returns its pid.
-pid_t Spawn(const std::string& args) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string cmd = std::string(RUNX_BIN) + " " + args + " >/dev/null 2>&1";
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-    _exit(127);
-  }
-  return pid;
-}
-
 int64_t Count(const std::string& db, const std::string& sql) {
   if (!fs::exists(db)) return 0;
   try {
@@ -133,15 +124,6 @@ int64_t Count(const std::string& db, const std::string& sql) {
   } catch (const std::exception&) {
     return 0;
   }
-}
-
-bool WaitFor(const std::function<bool()>& cond, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
 }
 
 TEST_F(Sweep, KillNineMidSweepThenRerunCompletesOnlyWhatIsMissing) {

@@ -7,27 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "plugins/loader.h"
+#include "trial_support.h"
 
 namespace runx::engine {
 namespace {
 
-nlohmann::json Tiny(nlohmann::json extra = nlohmann::json::object()) {
-  nlohmann::json c = {{"name", "tiny"},
-                      {"device", "cpu"},
-                      {"seed", 3},
-                      {"precision", "fp32"},
-                      {"model", {{"name", "cnn"}, {"channels", {4, 8}}}},
-                      {"data", {{"source", "synthetic"}, {"shape", {3, 8, 8}}, {"num_classes", 5}, {"batch_size", 4}}},
-                      {"train", {{"warmup_steps", 2}, {"steps", 6}, {"optimizer", {{"name", "sgd"}, {"lr", 0.05}}}}},
-                      {"optimizations", nlohmann::json::object()}};
-  c.merge_patch(extra);
-  return c;
-}
+nlohmann::json Tiny(nlohmann::json extra = nlohmann::json::object()) { return runx::testing::TinyConfig(std::move(extra)); }
 
-const plugins::Registry& Plugins() {
-  static const auto r = plugins::Registry::Discover({RUNX_PLUGIN_BUILD_DIR, RUNX_TEST_PLUGIN_GOOD_DIR});
-  return r;
-}
+const plugins::Registry& Plugins() { return runx::testing::TestPlugins(); }
 
 double Metric(const store::TrialRecord& r, const std::string& name) {
   for (const auto& m : r.metrics)

@@ -1,6 +1,5 @@
 // RunTrial: the phases of one trial in order. Each phase lives in its own trial_*.cc.
 #include "engine/trial.h"
-#include "spec/identity.h"
 
 #include <cmath>
 #include <optional>
@@ -76,7 +75,6 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
 
 }  // namespace
 
-nlohmann::json EffectiveTechniques(const nlohmann::json& config) { return spec::ResolvedTechniques(config); }
 
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options) {

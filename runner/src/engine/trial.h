@@ -34,8 +34,4 @@ struct TrialOptions {
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options = {});
 
-/// The techniques a config turns on, in the order listed, with precision fp16/bf16 carried out by
-/// amp (added when not listed): technique name -> parameters.
-nlohmann::json EffectiveTechniques(const nlohmann::json& config);
-
 }  // namespace runx::engine

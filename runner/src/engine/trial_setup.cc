@@ -4,13 +4,14 @@
 
 #include "engine/trial.h"
 #include "plugins/loader.h"
+#include "spec/identity.h"
 
 namespace runx::engine {
 
 std::optional<std::string> CreateTechniques(const nlohmann::json& config, const plugins::Registry& registry,
                                             c10::Device device, std::vector<ActiveTechnique>& active,
                                             std::map<std::string, std::string>& environment) {
-  const auto techniques = EffectiveTechniques(config);
+  const auto techniques = spec::ResolvedTechniques(config);
   for (auto& [name, params] : techniques.items()) {
     try {
       active.push_back({name, registry.Create(name, params)});
@@ -25,7 +26,7 @@ std::optional<std::string> CreateTechniques(const nlohmann::json& config, const 
 }
 
 uint64_t TrialSeed(const nlohmann::json& config) {
-  const auto effective = EffectiveTechniques(config);
+  const auto effective = spec::ResolvedTechniques(config);
   return effective.contains("determinism") && effective["determinism"].contains("seed")
              ? effective["determinism"]["seed"].get<uint64_t>()
              : config.value("seed", uint64_t{0});

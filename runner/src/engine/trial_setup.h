@@ -15,7 +15,7 @@ namespace runx::plugins { class Registry; }
 
 namespace runx::engine {
 
-/// Creates and configures the techniques `config` turns on (EffectiveTechniques), in order, and
+/// Creates and configures the techniques `config` turns on (spec::ResolvedTechniques), in order, and
 /// asks each whether it can serve the trial on `device`; records "plugin.NAME" -> the plugin's
 /// version in `environment` for each accepted one. Returns the first refusal as "name: reason"
 /// (the techniques after it are not created), nullopt when all accept. A technique that cannot be
