@@ -79,29 +79,35 @@ class Amp : public runx::Technique {
  public:
   void configure(const nlohmann::json& params) override { params_ = params; }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
-    const std::string precision = config.value("precision", "fp32");
-    const std::string dtype = Dtype(config);
+  /// dtype decided (the experiment's precision when fp16/bf16, else bf16) and loss_scale decided:
+  /// "dynamic", "none" or the static scale. fp16 needs loss scaling (its exponent range underflows
+  /// small gradients); bf16 has fp32's range; inference has no gradients.
+  nlohmann::json resolve(const nlohmann::json& params, const runx::TrialPlan& plan) override {
+    (void)params;  // configure's, kept in params_
+    return Settings(plan.config());
+  }
+
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const std::string precision = plan.config().value("precision", "fp32");
+    const std::string dtype = Dtype(plan.config());
     if ((precision == "fp16" || precision == "bf16") && dtype != precision)
       return runx::CheckResult::Incompatible("precision '" + precision + "' conflicts with amp dtype '" + dtype + "'");
     std::string why;
-    if (!runx::compat::AutocastSupported(device.type(), ParseDtype(dtype), &why))
-      return runx::CheckResult::Incompatible(dtype + " on " + device.str() + ": " + why);
-    const auto ls = params_.value("loss_scale", nlohmann::json("auto"));
-    if (runx::IsInference(config) && ls != "auto")
+    if (!runx::compat::AutocastSupported(plan.device().type(), ParseDtype(dtype), &why))
+      return runx::CheckResult::Incompatible(dtype + " on " + plan.device().str() + ": " + why);
+    const auto asked = params_.is_object() ? params_.value("loss_scale", nlohmann::json("auto")) : nlohmann::json("auto");
+    if (plan.task() == runx::Task::kInfer && asked != "auto" && asked != "none")
       return runx::CheckResult::Incompatible(
           "loss scaling protects training gradients; task 'infer' has none: remove 'loss_scale' (autocast alone applies)");
     return runx::CheckResult::Ok();
   }
 
   void on_setup(runx::TrialContext& trial) override {
-    const std::string dtype = Dtype(trial.config());
+    const nlohmann::json settings = Settings(trial.config());
+    const std::string dtype = settings.at("dtype");
     dtype_ = ParseDtype(dtype);
-    // fp16 needs loss scaling (its exponent range underflows small gradients); bf16 has fp32's range.
-    const auto ls = params_.value("loss_scale", nlohmann::json("auto"));
-    const bool want = !runx::IsInference(trial.config()) &&
-                      (ls.is_string() ? (ls == "dynamic" || (ls == "auto" && dtype == "fp16")) : true);
-    if (want) {
+    const auto ls = settings.at("loss_scale");
+    if (ls != "none") {
       const bool dynamic = !ls.is_number();
       scaler_.emplace(ls.is_number() ? ls.get<double>() : params_.value("init_scale", 65536.0),
                       params_.value("growth_factor", 2.0), params_.value("backoff_factor", 0.5),
@@ -151,6 +157,17 @@ class Amp : public runx::Technique {
   }
 
  private:
+  /// The parameters with dtype and loss_scale decided for the trial of `config` (resolve).
+  nlohmann::json Settings(const nlohmann::json& config) const {
+    nlohmann::json settings = params_.is_object() ? params_ : nlohmann::json::object();
+    const std::string dtype = Dtype(config);
+    settings["dtype"] = dtype;
+    if (runx::IsInference(config))
+      settings["loss_scale"] = "none";  // no gradients to protect (check refuses a scale asked for)
+    else if (settings.value("loss_scale", nlohmann::json("auto")) == "auto")
+      settings["loss_scale"] = dtype == "fp16" ? "dynamic" : "none";
+    return settings;
+  }
   std::string Dtype(const nlohmann::json& config) const {
     if (params_.contains("dtype")) return params_["dtype"];
     const std::string precision = config.value("precision", "fp32");

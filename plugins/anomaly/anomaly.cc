@@ -71,13 +71,11 @@ class Anomaly : public runx::Technique {
     activations_ = p.value("activations", false);
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
-    (void)device;
-    if (runx::IsInference(config))
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    if (plan.task() == runx::Task::kInfer)
       return runx::CheckResult::Incompatible(
           "anomaly checks the loss and the gradients of training steps; task 'infer' has neither");
-    const auto opt = config.value("optimizations", nlohmann::json::object());
-    if (opt.is_object() && opt.contains("cuda_graphs"))
+    if (plan.technique("cuda_graphs"))
       return runx::CheckResult::Incompatible(
           "cuda_graphs replays the captured step as a whole: there is no point between backward and the "
           "optimizer update to look at the gradients");
@@ -221,7 +219,7 @@ class Anomaly : public runx::Technique {
     const std::string msg = std::string(what) + ": NaN ratio " + Num(bad->nan_ratio) + ", Inf ratio " +
                             Num(bad->inf_ratio) + " at step " + std::to_string(step);
     if (policy_ == Policy::kAbort) {
-      trial.abort("nan", "anomaly: " + msg);
+      trial.abort(runx::TrialStatus::kNan, "anomaly: " + msg);
       return;
     }
     if (anomalous_ <= kMaxNotes)

@@ -44,12 +44,12 @@ class AutoBatch : public runx::Technique {
     if (start_ > max_) throw std::invalid_argument(fmt::format("start ({}) is above max ({})", start_, max_));
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
     // MPS pages to disk long before its allocator reports out of memory (its default limit is 1.7x
     // the recommended working set): probing without a limit would measure swapping, not fitting.
-    const auto memory = config.value("optimizations", nlohmann::json::object()).value("memory", nlohmann::json());
-    const bool limited = memory.is_object() && (memory.contains("fraction") || memory.contains("limit_bytes"));
-    if (device.is_mps() && !limited)
+    const nlohmann::json* memory = plan.technique("memory");
+    const bool limited = memory && memory->is_object() && (memory->contains("fraction") || memory->contains("limit_bytes"));
+    if (plan.device().is_mps() && !limited)
       return runx::CheckResult::Incompatible(
           "on MPS out-of-memory comes only after swapping; add 'memory: {fraction: 1.0}' (or lower) so that a "
           "batch that does not fit fails instead");

@@ -11,8 +11,8 @@ class ChannelsLast : public runx::Technique {
  public:
   void configure(const nlohmann::json& params) override { inputs_ = params.value("inputs", true); }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device&) override {
-    const auto& data = config.at("data");
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const auto& data = plan.config().at("data");
     const size_t dims = data.value("source", "") == "synthetic" ? data.at("shape").size() : 3;
     if (dims != 3)
       return runx::CheckResult::Incompatible(

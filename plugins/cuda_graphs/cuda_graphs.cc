@@ -26,41 +26,35 @@ class CudaGraphs : public runx::Technique {
  public:
   void configure(const nlohmann::json& params) override { warmup_ = params.value("warmup", 3); }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
 #ifndef RUNX_WITH_CUDA
-    (void)config;
-    (void)device;
+    (void)plan;
     return runx::CheckResult::Incompatible("this runx was built against a LibTorch without CUDA: no CUDA graphs");
 #else
-    if (!device.is_cuda())
+    if (!plan.device().is_cuda())
       return runx::CheckResult::Incompatible(fmt::format(
-          "CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)", device.str()));
-    if (runx::IsInference(config)) return runx::CheckResult::Ok();  // a forward pass: no optimizer, no scaler
-    const auto train = config.value("train", nlohmann::json::object());
+          "CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)",
+          plan.device().str()));
+    if (plan.task() == runx::Task::kInfer) return runx::CheckResult::Ok();  // a forward pass: no optimizer, no scaler
+    const auto train = plan.config().value("train", nlohmann::json::object());
     const auto opt = train.value("optimizer", nlohmann::json::object());
-    const auto techniques = config.value("optimizations", nlohmann::json::object());
     if (const std::string optimizer = opt.value("name", "sgd"); optimizer != "sgd") {
       // fused_optimizer's fused AdamW counts its steps in a device tensor: capturable.
-      const auto fused = techniques.value("fused_optimizer", nlohmann::json());
-      const std::string kernel = fused.is_object() ? fused.value("kernel", "auto") : "";
-      const bool device_step = optimizer == "adamw" && fused.is_object() &&
-                               (kernel == "fused" ||
-                                (kernel == "auto" && runx::compat::FusedOptimizerSupported(device.type(), nullptr)));
+      const nlohmann::json* fused = plan.technique("fused_optimizer");
+      const bool device_step = optimizer == "adamw" && fused && fused->value("kernel", "") == "fused";
       if (!device_step)
         return runx::CheckResult::Incompatible(
             "LibTorch's C++ Adam/AdamW keep the step count on the host: a captured graph would freeze the bias "
             "correction; use optimizer sgd, or adamw with 'fused_optimizer: {kernel: fused}' (LibTorch >= 2.4), "
             "which counts steps on the device");
     }
-    const auto amp = techniques.value("amp", nlohmann::json::object());
-    const std::string dtype = amp.value("dtype", config.value("precision", std::string("fp32")));
-    const auto ls = amp.value("loss_scale", nlohmann::json("auto"));
-    const bool scaler = ls.is_number() || ls == "dynamic" || (ls == "auto" && dtype == "fp16");
-    if ((techniques.contains("amp") || dtype == "fp16" || dtype == "bf16") && scaler)
+    // amp decides whether it scales the loss (resolve): any scaling reads the host.
+    const nlohmann::json* amp = plan.technique("amp");
+    if (amp && amp->value("loss_scale", nlohmann::json("none")) != "none")
       return runx::CheckResult::Incompatible(
           "loss scaling reads on the host whether each step's gradients are finite (to skip the update): not "
           "capturable; use bf16 without loss scaling");
-    if (techniques.contains("anomaly"))
+    if (plan.technique("anomaly"))
       return runx::CheckResult::Incompatible(
           "anomaly reads gradients on the host between backward and update; a captured step has no such point");
     return runx::CheckResult::Ok();

@@ -38,7 +38,9 @@ class Determinism : public runx::Technique {
     workspace_ = p.value("cublas_workspace_config", std::string(":4096:8"));
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const auto& config = plan.config();
+    const c10::Device device = plan.device();
     if (device.is_mps() && !RUNX_HAS_MPS_API)
       return runx::CheckResult::Incompatible("seeding the MPS generator needs LibTorch >= 2.1 (this is " +
                                              runx::compat::TorchVersionString() + ")");

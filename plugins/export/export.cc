@@ -90,8 +90,8 @@ class Export : public runx::Technique {
     optimize_ = p.value("optimize", true);
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device&) override {
-    const std::string model = ModelName(config);
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const std::string model = ModelName(plan.config());
     if ((format_ == "torchscript" || format_ == "both") && model != "torchscript")
       return runx::CheckResult::Incompatible(
           "format '" + format_ + "' needs a TorchScript model (model: {name: torchscript, path: FILE}); '" + model +

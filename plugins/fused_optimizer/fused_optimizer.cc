@@ -36,22 +36,24 @@ class FusedOptimizer : public runx::Technique {
  public:
   void configure(const nlohmann::json& p) override { kernel_param_ = p.value("kernel", std::string("auto")); }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
-    if (runx::IsInference(config))
+  /// kernel decided: "fused" where LibTorch has fused kernels for the device (or when asked for),
+  /// else "foreach"; and the optimizer it updates.
+  nlohmann::json resolve(const nlohmann::json& params, const runx::TrialPlan& plan) override {
+    nlohmann::json settings = params.is_object() ? params : nlohmann::json::object();
+    settings["kernel"] = KernelFor(plan.device()) == Kernel::kFused ? "fused" : "foreach";
+    settings["optimizer"] = OptimizerName(plan.config());
+    return settings;
+  }
+
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    if (plan.task() == runx::Task::kInfer)
       return runx::CheckResult::Incompatible("fused_optimizer replaces the optimizer's update; task 'infer' has none");
-    const std::string name = OptimizerName(config);
+    const std::string name = OptimizerName(plan.config());
     if (name != "sgd" && name != "adamw")
       return runx::CheckResult::Incompatible("optimizer '" + name + "': only sgd and adamw have foreach/fused updates");
     std::string why;
-    const bool fused = runx::compat::FusedOptimizerSupported(device.type(), &why);
-    if (kernel_param_ == "fused" && !fused)
-      return runx::CheckResult::Incompatible("kernel 'fused' on " + device.str() + ": " + why);
-    const auto opt = config.value("optimizations", nlohmann::json::object());
-    const bool uses_fused = kernel_param_ == "fused" || (kernel_param_ == "auto" && fused);
-    if (opt.is_object() && opt.contains("cuda_graphs") && name == "adamw" && !uses_fused)
-      return runx::CheckResult::Incompatible(
-          "adamw with the foreach kernel computes its bias corrections on the host from a step count that a "
-          "captured CUDA graph would freeze; use kernel 'fused' (LibTorch >= 2.4)");
+    if (kernel_param_ == "fused" && !runx::compat::FusedOptimizerSupported(plan.device().type(), &why))
+      return runx::CheckResult::Incompatible("kernel 'fused' on " + plan.device().str() + ": " + why);
     return runx::CheckResult::Ok();
   }
 
@@ -67,9 +69,9 @@ class FusedOptimizer : public runx::Technique {
     if (!adamw_ && !dynamic_cast<torch::optim::SGDOptions*>(&groups[0].options()))
       throw std::invalid_argument("only torch::optim::SGD and torch::optim::AdamW have foreach/fused updates");
     std::string why;
-    const bool fused = runx::compat::FusedOptimizerSupported(trial.device().type(), &why);
-    if (kernel_param_ == "fused" && !fused) throw std::invalid_argument("kernel 'fused': " + why);
-    kernel_ = kernel_param_ == "fused" || (kernel_param_ == "auto" && fused) ? Kernel::kFused : Kernel::kForeach;
+    if (kernel_param_ == "fused" && !runx::compat::FusedOptimizerSupported(trial.device().type(), &why))
+      throw std::invalid_argument("kernel 'fused': " + why);
+    kernel_ = KernelFor(trial.device());
     state_.assign(groups.size(), {});
     const char* kernel = kernel_ == Kernel::kFused ? "fused" : "foreach";
     const char* name = adamw_ ? "adamw" : "sgd";
@@ -96,6 +98,14 @@ class FusedOptimizer : public runx::Technique {
   }
 
  private:
+  /// The kernel this technique uses on `device`: the one asked for, or with 'auto' the fused one
+  /// where LibTorch has it (FusedOptimizerSupported), else foreach.
+  Kernel KernelFor(const c10::Device& device) const {
+    if (kernel_param_ == "fused") return Kernel::kFused;
+    if (kernel_param_ == "foreach") return Kernel::kForeach;
+    return runx::compat::FusedOptimizerSupported(device.type(), nullptr) ? Kernel::kFused : Kernel::kForeach;
+  }
+
   void Update() {
     torch::NoGradGuard no_grad;
     auto& groups = optimizer_->param_groups();

@@ -29,8 +29,8 @@ class Memory : public runx::Technique {
       throw std::invalid_argument("give either 'fraction' or 'limit_bytes', not both");
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
-    (void)config;
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const c10::Device device = plan.device();
     const bool releases = release_steps_ > 0 || release_epoch_;
     if (releases && !runx::device_memory::HasCache(device))
       return runx::CheckResult::Incompatible(fmt::format(

@@ -108,9 +108,8 @@ class Prefetch : public runx::Technique {
       throw std::invalid_argument(fmt::format("depth ({}) below workers ({}) would leave workers idle", depth_, workers_));
   }
 
-  runx::CheckResult check(const nlohmann::json& config, const c10::Device& device) override {
-    (void)device;
-    const auto data = config.value("data", nlohmann::json::object());
+  runx::CheckResult check(const runx::TrialPlan& plan) override {
+    const auto data = plan.config().value("data", nlohmann::json::object());
     const std::string source = data.value("source", "");
     if (source != "memmap" && data.value("placement", "device") != "host")
       return runx::CheckResult::Incompatible(fmt::format(

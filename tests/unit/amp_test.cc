@@ -84,22 +84,37 @@ TEST(Amp, Bf16HasNoLossScalingByDefault) {
 }
 
 TEST(Amp, CheckFollowsWhatThisLibTorchCanAutocast) {
-  auto amp = testing::LoadTechnique("amp");
-  EXPECT_TRUE(amp->check({{"precision", "bf16"}}, torch::kCPU).ok);
-  auto fp16 = amp->check({{"precision", "fp16"}}, torch::kCPU);
+  const nlohmann::json none = nlohmann::json::object();
+  EXPECT_TRUE(testing::Check("amp", none, {{"precision", "bf16"}}, torch::kCPU).ok);
+  auto fp16 = testing::Check("amp", none, {{"precision", "fp16"}}, torch::kCPU);
   EXPECT_EQ(fp16.ok, compat::AutocastSupported(c10::DeviceType::CPU, c10::kHalf, nullptr));
   if (!fp16.ok) EXPECT_NE(fp16.reason.find("fp16 on cpu"), std::string::npos) << fp16.reason;
-  auto conflict = testing::LoadTechnique("amp", {{"dtype", "bf16"}})->check({{"precision", "fp16"}}, torch::kCPU);
+  auto conflict = testing::Check("amp", {{"dtype", "bf16"}}, {{"precision", "fp16"}}, torch::kCPU);
   EXPECT_FALSE(conflict.ok);
   EXPECT_EQ(conflict.reason, "precision 'fp16' conflicts with amp dtype 'bf16'");
 }
 
+// What amp decides for `auto` is what cuda_graphs reads (a scaler reads the host every step).
+TEST(Amp, ResolvesDtypeAndLossScale) {
+  const nlohmann::json none = nlohmann::json::object();
+  const auto resolved = [&](const nlohmann::json& params, const nlohmann::json& config) {
+    const auto r = testing::Resolve("amp", params, config, torch::kCPU);
+    return r.at("dtype").get<std::string>() + " " + r.at("loss_scale").dump();
+  };
+  EXPECT_EQ(resolved(none, {{"precision", "fp16"}}), "fp16 \"dynamic\"");
+  EXPECT_EQ(resolved(none, {{"precision", "bf16"}}), "bf16 \"none\"");
+  EXPECT_EQ(resolved(none, {{"precision", "fp32"}}), "bf16 \"none\"");
+  EXPECT_EQ(resolved(none, {{"precision", "fp16"}, {"task", "infer"}}), "fp16 \"none\"");
+  EXPECT_EQ(resolved({{"loss_scale", 128}}, {{"precision", "bf16"}}), "bf16 128");
+  EXPECT_EQ(resolved({{"dtype", "fp16"}, {"loss_scale", "none"}}, {{"precision", "fp32"}}), "fp16 \"none\"");
+}
+
 TEST(Amp, InferenceAutocastsWithoutLossScaling) {
   const nlohmann::json infer = {{"precision", "fp32"}, {"task", "infer"}};
-  auto asked = testing::LoadTechnique("amp", {{"dtype", "bf16"}, {"loss_scale", "dynamic"}})->check(infer, torch::kCPU);
+  auto asked = testing::Check("amp", {{"dtype", "bf16"}, {"loss_scale", "dynamic"}}, infer, torch::kCPU);
   EXPECT_FALSE(asked.ok);
   EXPECT_NE(asked.reason.find("task 'infer' has none"), std::string::npos) << asked.reason;
-  EXPECT_TRUE(testing::LoadTechnique("amp", {{"dtype", "bf16"}})->check(infer, torch::kCPU).ok);
+  EXPECT_TRUE(testing::Check("amp", {{"dtype", "bf16"}}, infer, torch::kCPU).ok);
   // A scale that training would apply (a fixed 8) is not applied to an inference pass: the step
   // keeps its own backward, and no scale is recorded; the forward pass is still autocast.
   Rig rig(nlohmann::json{{"dtype", "bf16"}, {"loss_scale", 8.0}}, 1.0, infer);

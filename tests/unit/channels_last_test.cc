@@ -31,11 +31,11 @@ TEST(ChannelsLast, ConvertsWeightsInputsAndConvOutputs) {
 }
 
 TEST(ChannelsLast, DeclaresFlatDataIncompatible) {
-  auto t = testing::LoadTechnique("channels_last");
-  auto v = t->check({{"data", {{"source", "synthetic"}, {"shape", {100}}}}}, torch::kCPU);
+  const nlohmann::json none = nlohmann::json::object();
+  auto v = testing::Check("channels_last", none, {{"data", {{"source", "synthetic"}, {"shape", {100}}}}}, torch::kCPU);
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.reason, "channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
-  EXPECT_TRUE(t->check(kConfig, torch::kCPU).ok);
+  EXPECT_TRUE(testing::Check("channels_last", none, kConfig, torch::kCPU).ok);
 }
 
 }  // namespace

@@ -120,21 +120,23 @@ TEST_F(Determinism, SeedsTheGeneratorAndReseedsUntilTheFirstStepEnds) {
 }
 
 TEST_F(Determinism, CheckDeclaresWhatItCannotServe) {
-  auto t = testing::LoadTechnique("determinism", {{"tf32", false}});
-  auto tf32 = t->check({{"precision", "tf32"}}, torch::kCPU);
+  const nlohmann::json no_tf32 = {{"tf32", false}};
+  auto tf32 = testing::Check("determinism", no_tf32, {{"precision", "tf32"}}, torch::kCPU);
   EXPECT_FALSE(tf32.ok);
   EXPECT_EQ(tf32.reason, "precision 'tf32' conflicts with determinism tf32: false");
-  EXPECT_TRUE(t->check({{"precision", "fp32"}}, torch::kCPU).ok);
+  EXPECT_TRUE(testing::Check("determinism", no_tf32, {{"precision", "fp32"}}, torch::kCPU).ok);
 
-  auto d = testing::LoadTechnique("determinism");
+  const auto d = [](c10::Device device) {
+    return testing::Check("determinism", nlohmann::json::object(), nlohmann::json::object(), device);
+  };
   setenv("CUBLAS_WORKSPACE_CONFIG", ":0:0", 1);
-  auto cublas = d->check({}, c10::Device(c10::DeviceType::CUDA, 0));
+  auto cublas = d(c10::Device(c10::DeviceType::CUDA, 0));
   unsetenv("CUBLAS_WORKSPACE_CONFIG");
   EXPECT_FALSE(cublas.ok);
   EXPECT_EQ(cublas.reason, "CUBLAS_WORKSPACE_CONFIG is ':0:0'; deterministic cuBLAS needs ':4096:8' or ':16:8'");
-  EXPECT_TRUE(d->check({}, c10::Device(c10::DeviceType::CUDA, 0)).ok);
+  EXPECT_TRUE(d(c10::Device(c10::DeviceType::CUDA, 0)).ok);
 
-  auto mps = d->check({}, c10::Device(c10::DeviceType::MPS, 0));
+  auto mps = d(c10::Device(c10::DeviceType::MPS, 0));
   EXPECT_EQ(mps.ok, compat::kTorchVersion >= 201) << mps.reason;
 }
 

@@ -24,7 +24,7 @@ TEST(Failure, RecognizesOutOfMemoryOfEveryBackend) {
   };
   for (const char* m : oom) {
     EXPECT_TRUE(IsOutOfMemory(m)) << m;
-    EXPECT_EQ(FailureStatus(m), "oom") << m;
+    EXPECT_EQ(FailureStatus(m), TrialStatus::kOom) << m;
   }
   EXPECT_TRUE(IsOutOfMemory(std::bad_alloc().what()));
 }
@@ -43,7 +43,7 @@ TEST(Failure, LeavesOtherFailuresAlone) {
   };
   for (const char* m : other) {
     EXPECT_FALSE(IsOutOfMemory(m)) << m;
-    EXPECT_EQ(FailureStatus(m), "failed") << m;
+    EXPECT_EQ(FailureStatus(m), TrialStatus::kFailed) << m;
   }
 }
 

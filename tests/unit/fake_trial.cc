@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/trial_setup.h"
 #include "plugins/loader.h"
 
 namespace runx::testing {
@@ -21,6 +22,38 @@ std::unique_ptr<Technique> LoadTechnique(const std::string& name, const nlohmann
   auto t = plugin.descriptor->create();
   t->configure(params);
   return t;
+}
+
+namespace {
+
+const plugins::Registry& BuildRegistry() {
+  static const plugins::Registry registry = plugins::Registry::Discover({RUNX_PLUGIN_BUILD_DIR});
+  return registry;
+}
+
+/// `fn` on technique `name` and the plan of a trial of `config` that runs it with `params`.
+template <typename Fn>
+auto WithPlanned(const std::string& name, const nlohmann::json& params, nlohmann::json config, c10::Device device,
+                 Fn&& fn) {
+  if (!config.is_object()) config = nlohmann::json::object();
+  config["optimizations"][name] = params;
+  const engine::TrialTechniques t = engine::PlanTechniques(config, BuildRegistry(), device);
+  for (const auto& a : t.active)
+    if (a.name == name) return fn(*a.technique, *t.plan);
+  throw std::logic_error("technique " + name + " was not planned");
+}
+
+}  // namespace
+
+CheckResult Check(const std::string& name, const nlohmann::json& params, nlohmann::json config, c10::Device device) {
+  return WithPlanned(name, params, std::move(config), device,
+                     [](Technique& t, const TrialPlan& plan) { return t.check(plan); });
+}
+
+nlohmann::json Resolve(const std::string& name, const nlohmann::json& params, nlohmann::json config,
+                       c10::Device device) {
+  return WithPlanned(name, params, std::move(config), device,
+                     [&](Technique&, const TrialPlan& plan) { return *plan.technique(name); });
 }
 
 }  // namespace runx::testing

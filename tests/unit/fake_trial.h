@@ -45,8 +45,8 @@ class FakeTrial : public TrialContext {
     if (!probe_fn) throw std::logic_error("FakeTrial: no probe_fn set");
     return probe_fn(n, steps);
   }
-  void abort(std::string_view status, std::string_view why) override {
-    abort_status = std::string(status);
+  void abort(TrialStatus status, std::string_view why) override {
+    abort_status = std::string(Name(status));
     abort_why = std::string(why);
   }
   std::string artifact_dir() override { return dir; }
@@ -73,5 +73,13 @@ class FakeTrial : public TrialContext {
 
 /// Loads the real plugin `name` from the build's plugin directory and configures it.
 std::unique_ptr<Technique> LoadTechnique(const std::string& name, const nlohmann::json& params = nlohmann::json::object());
+
+/// Technique `name`'s verdict on a trial of `config` run with it (configured with `params`) on
+/// `device`, asked the way the runner asks: every technique of the trial created from the build's
+/// plugins and resolved first (engine::PlanTechniques).
+CheckResult Check(const std::string& name, const nlohmann::json& params, nlohmann::json config, c10::Device device);
+/// The settings technique `name` resolves for that trial (TrialPlan::technique).
+nlohmann::json Resolve(const std::string& name, const nlohmann::json& params, nlohmann::json config,
+                       c10::Device device);
 
 }  // namespace runx::testing

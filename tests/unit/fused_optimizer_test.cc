@@ -122,20 +122,29 @@ TEST_P(FusedOptimizer, AdamWMatchesTorchOptim) {
 INSTANTIATE_TEST_SUITE_P(Kernels, FusedOptimizer, ::testing::Values("auto", "foreach"));
 
 TEST(FusedOptimizerCheck, DeclaresWhatItCannotServe) {
-  auto fused = testing::LoadTechnique("fused_optimizer", {{"kernel", "fused"}});
   std::string why;
   const bool supported = compat::FusedOptimizerSupported(c10::DeviceType::CPU, &why);
-  auto r = fused->check({{"train", {{"optimizer", {{"name", "adamw"}}}}}}, torch::kCPU);
+  const nlohmann::json adamw = {{"train", {{"optimizer", {{"name", "adamw"}}}}}};
+  auto r = testing::Check("fused_optimizer", {{"kernel", "fused"}}, adamw, torch::kCPU);
   EXPECT_EQ(r.ok, supported);
   if (!r.ok) EXPECT_EQ(r.reason, "kernel 'fused' on cpu: " + why);
+  EXPECT_TRUE(testing::Check("fused_optimizer", {{"kernel", "foreach"}}, {{"train", {{"optimizer", {{"name", "sgd"}}}}}},
+                             torch::kCPU).ok);
+  auto infer = testing::Check("fused_optimizer", nlohmann::json::object(), {{"task", "infer"}}, torch::kCPU);
+  EXPECT_FALSE(infer.ok);
+}
 
-  auto foreach = testing::LoadTechnique("fused_optimizer", {{"kernel", "foreach"}});
-  EXPECT_TRUE(foreach->check({{"train", {{"optimizer", {{"name", "sgd"}}}}}}, torch::kCPU).ok);
-  const nlohmann::json graphs = {{"train", {{"optimizer", {{"name", "adamw"}}}}},
-                                 {"optimizations", {{"cuda_graphs", nlohmann::json::object()}}}};
-  auto g = foreach->check(graphs, c10::Device(c10::DeviceType::CUDA, 0));
-  EXPECT_FALSE(g.ok);
-  EXPECT_NE(g.reason.find("captured CUDA graph"), std::string::npos) << g.reason;
+// The kernel it decides is what other techniques read (cuda_graphs: only the fused AdamW counts
+// its steps on the device) and what the trial's environment records.
+TEST(FusedOptimizerCheck, ResolvesItsKernel) {
+  const nlohmann::json adamw = {{"train", {{"optimizer", {{"name", "adamw"}}}}}};
+  const bool fused = compat::FusedOptimizerSupported(c10::DeviceType::CPU, nullptr);
+  EXPECT_EQ(testing::Resolve("fused_optimizer", {{"kernel", "auto"}}, adamw, torch::kCPU),
+            (nlohmann::json{{"kernel", fused ? "fused" : "foreach"}, {"optimizer", "adamw"}}));
+  EXPECT_EQ(testing::Resolve("fused_optimizer", {{"kernel", "foreach"}}, adamw, torch::kCPU).at("kernel"), "foreach");
+  EXPECT_EQ(testing::Resolve("fused_optimizer", nlohmann::json::object(), nlohmann::json::object(), torch::kCPU)
+                .at("optimizer"),
+            "sgd");
 }
 
 }  // namespace

@@ -175,7 +175,7 @@ TEST_F(TorchScript, ExportWritesTrainedWeightsAndAFrozenModule) {
   trial.shape = {8};
   trial.forward_fn = [&](const torch::Tensor& x) { return model->forward(x); };
   auto exporter = testing::LoadTechnique("export");
-  ASSERT_TRUE(exporter->check(trial.config(), torch::kCPU).ok);
+  ASSERT_TRUE(testing::Check("export", nlohmann::json::object(), trial.config(), torch::kCPU).ok);
   Train(*model, trial.optimizer(), 5);
   exporter->on_finish(trial);
 
@@ -221,8 +221,7 @@ TEST_F(TorchScript, ExportOfABuiltInModelIsItsWeights) {
   fresh->load(archive);
   EXPECT_TRUE(torch::equal(Eval(*fresh, x), Eval(*model, x)));
 
-  auto refused = testing::LoadTechnique("export", {{"format", "torchscript"}});
-  const auto verdict = refused->check(trial.config(), torch::kCPU);
+  const auto verdict = testing::Check("export", {{"format", "torchscript"}}, trial.config(), torch::kCPU);
   EXPECT_FALSE(verdict.ok);
   EXPECT_NE(verdict.reason.find("'mlp' is a built-in C++ module, which cannot be scripted: use format: weights"),
             std::string::npos) << verdict.reason;

@@ -99,7 +99,7 @@ TEST(TrialLoop, StopsAfterTheStepInWhichATechniqueAborted) {
   EXPECT_EQ(loop.done, 4);
   EXPECT_EQ(loop.step_ms.size(), 4u);
   EXPECT_EQ(loop.loss.numel(), 4);
-  EXPECT_EQ(b.h.ctx.abort_status(), "failed");
+  EXPECT_EQ(b.h.ctx.abort_status(), TrialStatus::kFailed);
 }
 
 TEST(TrialLoop, InferenceTimesEachPassAndHasNoLoss) {

@@ -22,7 +22,7 @@ store::TrialRecord Failed(E error, TrialHarness& h) {
 
 TEST(TrialRecord, StartsOk) {
   const auto rec = StartRecord(TinyConfig({{"precision", "bf16"}}));
-  EXPECT_EQ(rec.status, "ok");
+  EXPECT_EQ(Name(rec.status), "ok");
   EXPECT_EQ(rec.label, "bf16");
   EXPECT_EQ(nlohmann::json::parse(rec.config_json)["precision"], "bf16");
   EXPECT_FALSE(rec.started_at.empty());
@@ -31,27 +31,27 @@ TEST(TrialRecord, StartsOk) {
 TEST(TrialRecord, FailuresByKind) {
   TrialHarness h;
   auto r = Failed(std::bad_alloc(), h);
-  EXPECT_EQ(r.status, "oom");
+  EXPECT_EQ(Name(r.status), "oom");
   EXPECT_EQ(r.error, "out of host memory (std::bad_alloc)");
   EXPECT_EQ(r.error_detail, "");
 
   r = Failed(std::runtime_error("CUDA out of memory. Tried to allocate 2.00 GiB\nframe #0"), h);
-  EXPECT_EQ(r.status, "oom");
+  EXPECT_EQ(Name(r.status), "oom");
   EXPECT_EQ(r.error_detail, "CUDA out of memory. Tried to allocate 2.00 GiB\nframe #0");
 
   r = Failed(TechniqueFailure("technique 'x' failed in on_batch: kaputt"), h);
-  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(Name(r.status), "failed");
   EXPECT_EQ(r.error_detail, "technique 'x' failed in on_batch: kaputt");
 
   r = Failed(TechniqueFailure("technique 'x' failed in on_batch: MPS backend out of memory"), h);
-  EXPECT_EQ(r.status, "oom");
+  EXPECT_EQ(Name(r.status), "oom");
 
   r = Failed(data::DataError("cannot allocate memory for 'x.npy'"), h);  // data errors are never oom
-  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(Name(r.status), "failed");
 
-  h.ctx.abort("nan", "loss scale collapsed");
+  h.ctx.abort(TrialStatus::kNan, "loss scale collapsed");
   r = Failed(TrialAborted{}, h);
-  EXPECT_EQ(r.status, "nan");
+  EXPECT_EQ(Name(r.status), "nan");
   EXPECT_EQ(r.error, "loss scale collapsed");
 
   EXPECT_THROW(Failed(42, h), int);  // not a trial's failure

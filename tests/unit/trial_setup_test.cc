@@ -31,6 +31,23 @@ TEST(TrialSetup, Bf16AddsAmp) {
   EXPECT_EQ(env.count("plugin.amp"), 1u);
 }
 
+// Each technique's resolved settings are what the trial records: amp's `auto` loss scale is
+// decided by amp (none for bf16), and the parent's check plans the same techniques.
+TEST(TrialSetup, RecordsWhatEachTechniqueResolved) {
+  const auto config = TinyConfig({{"precision", "bf16"}, {"optimizations", {{"amp", {{"growth_interval", 7}}}}}});
+  std::vector<ActiveTechnique> active;
+  std::map<std::string, std::string> env;
+  ASSERT_FALSE(CreateTechniques(config, TestPlugins(), torch::kCPU, active, env).has_value());
+  EXPECT_EQ(nlohmann::json::parse(env.at("technique.amp")),
+            (nlohmann::json{{"dtype", "bf16"}, {"loss_scale", "none"}, {"growth_interval", 7}}));
+
+  const TrialTechniques planned = PlanTechniques(config, TestPlugins(), torch::kCPU);
+  EXPECT_EQ(*planned.plan->technique("amp"), nlohmann::json::parse(env.at("technique.amp")));
+  EXPECT_EQ(planned.plan->technique("cuda_graphs"), nullptr);
+  EXPECT_EQ(planned.plan->task(), Task::kTrain);
+  EXPECT_FALSE(CheckTechniques(planned).has_value());
+}
+
 TEST(TrialSetup, ARefusalNamesTheTechniqueAndItsReason) {
   const auto config = TinyConfig({{"model", {{"name", "mlp"}}}, {"data", {{"shape", {12}}}},
                                   {"optimizations", {{"channels_last", nlohmann::json::object()}}}});

@@ -44,7 +44,7 @@ Step LoggingTechnique::wrap_step(Step step, TrialContext&) {
 
 void LoggingTechnique::on_step_end(const StepStats& s, TrialContext& trial) {
   Log(s.warmup ? "on_step_end:warmup" : "on_step_end");
-  if (s.step == abort_at) trial.abort("failed", "stopped by the test");
+  if (s.step == abort_at) trial.abort(TrialStatus::kFailed, "stopped by the test");
 }
 
 void AddTechnique(TrialHarness& h, const std::string& name, std::unique_ptr<Technique> t) {

@@ -24,7 +24,7 @@ double Metric(const store::TrialRecord& r, const std::string& name) {
 
 TEST(Trial, RecordsStepsMetricsAndEnvironment) {
   auto r = RunTrial(Tiny({{"optimizations", {{"test_good", nlohmann::json::object()}}}}), Plugins());
-  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(Name(r.status), "ok") << r.error;
   ASSERT_EQ(r.steps.size(), 8u);
   EXPECT_EQ(r.steps[0].phase, "warmup");
   EXPECT_EQ(r.steps[2].phase, "measure");
@@ -44,7 +44,7 @@ TEST(Trial, RecordsStepsMetricsAndEnvironment) {
 
 TEST(Trial, Bf16IsCarriedOutByAmp) {
   auto r = RunTrial(Tiny({{"precision", "bf16"}, {"optimizations", {{"channels_last", nlohmann::json::object()}}}}), Plugins());
-  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(Name(r.status), "ok") << r.error;
   EXPECT_EQ(r.label, "bf16+channels_last");
   EXPECT_EQ(r.environment.count("plugin.amp"), 1u);
   EXPECT_GT(Metric(r, "channels_last_tensors"), 0);
@@ -52,7 +52,7 @@ TEST(Trial, Bf16IsCarriedOutByAmp) {
 
 TEST(Trial, TechniqueThatThrowsBecomesAFailedTrial) {
   auto r = RunTrial(Tiny({{"optimizations", {{"test_throws", {{"message", "kaputt"}}}}}}), Plugins());
-  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(Name(r.status), "failed");
   EXPECT_EQ(r.error, "technique 'test_throws' failed in on_setup: kaputt");
 }
 
@@ -60,20 +60,20 @@ TEST(Trial, IncompatibleTechniqueIsRecordedWithItsReason) {
   auto r = RunTrial(Tiny({{"model", {{"name", "mlp"}}}, {"data", {{"shape", {12}}}},
                           {"optimizations", {{"channels_last", nlohmann::json::object()}}}}),
                     Plugins());
-  EXPECT_EQ(r.status, "incompatible");
+  EXPECT_EQ(Name(r.status), "incompatible");
   EXPECT_EQ(r.error, "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
 }
 
 TEST(Trial, UnavailableDeviceNamesTheAvailableOnes) {
   auto r = RunTrial(Tiny({{"device", "cuda:7"}}), Plugins());
-  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(Name(r.status), "failed");
   EXPECT_NE(r.error.find("device 'cuda:7' is not available"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("available here: cpu"), std::string::npos) << r.error;
 }
 
 TEST(Trial, DivergingLossIsRecordedAsNan) {
   auto r = RunTrial(Tiny({{"train", {{"optimizer", {{"name", "sgd"}, {"lr", 1e30}}}}}}), Plugins());
-  EXPECT_EQ(r.status, "nan");
+  EXPECT_EQ(Name(r.status), "nan");
   EXPECT_NE(r.error.find("loss became non-finite"), std::string::npos) << r.error;
 }
 

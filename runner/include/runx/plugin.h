@@ -18,10 +18,11 @@
 #include <torch/types.h>
 
 #include "runx/compat.h"
+#include "runx/status.h"
 
 namespace runx {
 
-constexpr int kPluginApiVersion = 3;
+constexpr int kPluginApiVersion = 4;
 
 /// One batch of training data, already on the trial's device.
 struct Batch {
@@ -74,8 +75,38 @@ class Loader {
 };
 
 /// Whether a trial measures inference (`task: infer`) rather than training. `config` is the
-/// resolved experiment (TrialContext::config, or check's argument).
+/// resolved experiment (TrialContext::config, or TrialPlan::config).
 inline bool IsInference(const nlohmann::json& config) { return config.value("task", "train") == "infer"; }
+
+enum class Task { kTrain, kInfer };
+
+/// What Technique::resolve and Technique::check see of a trial before anything of it runs: its
+/// config, device and task, and the settings of every technique it runs. In check() those are the
+/// settings each technique resolved for this trial (its `auto`s decided: amp's loss_scale is
+/// "dynamic", "none" or a number; fused_optimizer's kernel is "fused" or "foreach"), so that a
+/// technique reads another's decision instead of re-deriving its rule. In resolve() they are the
+/// parameters as configured. The runner records the resolved settings in the trial's environment
+/// ("technique.NAME").
+class TrialPlan {
+ public:
+  TrialPlan(const nlohmann::json& config, c10::Device device, nlohmann::json techniques)
+      : config_(&config), device_(device), techniques_(std::move(techniques)) {}
+  const nlohmann::json& config() const { return *config_; }  ///< the fully resolved experiment
+  c10::Device device() const { return device_; }
+  Task task() const { return IsInference(*config_) ? Task::kInfer : Task::kTrain; }
+  /// The settings of technique `name`, or nullptr when the trial does not run it.
+  const nlohmann::json* technique(std::string_view name) const {
+    const auto it = techniques_.find(std::string(name));
+    return it == techniques_.end() ? nullptr : &*it;
+  }
+  /// Every technique the trial runs: name -> settings.
+  const nlohmann::json& techniques() const { return techniques_; }
+
+ private:
+  const nlohmann::json* config_;
+  c10::Device device_;
+  nlohmann::json techniques_;
+};
 
 /// What a technique can see of and do to the running trial. Implemented by the runner.
 class TrialContext {
@@ -106,9 +137,9 @@ class TrialContext {
   /// (fits = false) and the device cache released. The model's weights and the optimizer's state
   /// are restored afterwards, so probing does not train. Only from on_train_begin.
   virtual ProbeResult probe_batch(int64_t batch_size, int steps) = 0;
-  /// Ends the trial after the current hook with `status` ("nan", "failed", ...) and `why`. The
-  /// steps run so far are kept.
-  virtual void abort(std::string_view status, std::string_view why) = 0;
+  /// Ends the trial after the current hook with `status` (kNan, kFailed, ...; not kOk) and `why`.
+  /// The steps run so far are kept.
+  virtual void abort(TrialStatus status, std::string_view why) = 0;
   /// A directory for the trial's files (exported models), created on first call.
   virtual std::string artifact_dir() = 0;
   /// Host memory as runx counts it (CPU tensors): an allocation that would take the bytes in use
@@ -134,12 +165,13 @@ struct StepStats {
 };
 
 /// A technique. Every hook has a do-nothing default; override what you need. A trial calls them in
-/// this order: configure, check, on_setup, (data opened, model built) on_model, (optimizer made)
-/// wrap_step, on_train_begin, make_loader (host data only), then per step on_batch, the step,
-/// on_step_end, on_epoch_end, and finally on_finish. Hooks run in the order the techniques are
-/// listed, except wrap_step, which runs in ascending wrap_order() (the lowest is innermost:
-/// fused_optimizer = 50, anomaly = 90, amp = 100, default 500, cuda_graphs = 900 wraps outside
-/// everything) and make_loader, where the first
+/// this order: configure, resolve (every technique's before the first check), check, on_setup,
+/// (data opened, model built) on_model, (optimizer made) wrap_step, on_train_begin, make_loader
+/// (host data only), then per step on_batch, the step, on_step_end, on_epoch_end, and finally
+/// on_finish. Hooks run in the alphabetical order of the techniques' names (the order they are
+/// written in is not part of a trial's identity, so it must not change what runs), except wrap_step, which runs in
+/// ascending wrap_order() (the lowest is innermost: fused_optimizer = 50, anomaly = 90, amp = 100,
+/// default 500, cuda_graphs = 900 wraps outside everything) and make_loader, where the first
 /// technique to return a loader wins.
 class Technique {
  public:
@@ -147,10 +179,19 @@ class Technique {
   /// Reads parameters (already validated by the technique's schema). Throw std::invalid_argument
   /// for combinations the schema cannot express.
   virtual void configure(const nlohmann::json& params) { (void)params; }
-  /// Devices, dtypes, models or other techniques it cannot serve. `config` is the resolved
-  /// experiment, `device` the device the trial would run on.
-  virtual CheckResult check(const nlohmann::json& config, const c10::Device& device) {
-    (void)config; (void)device;
+  /// The settings this technique will apply on `plan`'s trial, with its `auto`s decided
+  /// (`params` as configured; `plan` holds every technique's configured parameters). Other
+  /// techniques' check() read the result through TrialPlan::technique. Called after configure
+  /// and before any check; must not fail for a configuration check() would refuse (check says
+  /// why). Default: `params` as they are.
+  virtual nlohmann::json resolve(const nlohmann::json& params, const TrialPlan& plan) {
+    (void)plan;
+    return params;
+  }
+  /// Devices, dtypes, models or other techniques it cannot serve: `plan` is the trial as it
+  /// would run, every technique's settings resolved.
+  virtual CheckResult check(const TrialPlan& plan) {
+    (void)plan;
     return CheckResult::Ok();
   }
   virtual void on_setup(TrialContext& trial) { (void)trial; }

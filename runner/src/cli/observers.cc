@@ -71,7 +71,7 @@ void ConsoleObserver::TrialFinished(size_t index, const spec::PlannedTrial& tria
   ++done_;
   if (quiet_) return;
   if (tty_) fmt::print(stderr, "\r\033[K");
-  const std::string what = fate == engine::TrialFate::kRan ? r.status : FateNote(fate);
+  const std::string what = fate == engine::TrialFate::kRan ? std::string(Name(r.status)) : FateNote(fate);
   fmt::print(stderr, "[{}/{}] {}: {}{}\n", index + 1, total_, trial.label, what, r.error.empty() ? "" : " (" + r.error + ")");
 }
 
@@ -109,8 +109,12 @@ void JsonObserver::TrialProgress(const nlohmann::json& event) {
 void JsonObserver::TrialFinished(size_t index, const spec::PlannedTrial& t, engine::TrialFate fate,
                                  const store::TrialRecord& r) {
   const char* how = fate == engine::TrialFate::kRan ? "ran" : fate == engine::TrialFate::kReused ? "reused" : "in_run";
+  // A reused trial is an ok result of an earlier run; one already in this run (a resumed run) says nothing new.
+  const std::string status = fate == engine::TrialFate::kRan      ? std::string(Name(r.status))
+                             : fate == engine::TrialFate::kReused ? "ok"
+                                                                  : "";
   Emit({{"event", "trial_end"}, {"index", index + 1}, {"label", t.label}, {"repeat", t.repeat_index},
-        {"status", fate == engine::TrialFate::kRan ? r.status : fate == engine::TrialFate::kReused ? "ok" : ""}, {"error", r.error}, {"fate", how}});
+        {"status", status}, {"error", r.error}, {"fate", how}});
 }
 
 void JsonObserver::Waiting(size_t count, int64_t holder_run) {

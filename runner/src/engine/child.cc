@@ -229,7 +229,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const std::string tail = StderrTail(stderr_text);
   if (!timed_out && fs::exists(out)) {
     *record = RecordFromJson(nlohmann::json::parse(ReadFile(out)));
-    if (record->status != "ok" && !tail.empty()) {
+    if (record->status != TrialStatus::kOk && !tail.empty()) {
       record->error_detail = (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + tail;
     }
   } else {
@@ -239,20 +239,20 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     const std::string progress =
         total_steps > 0 ? fmt::format(" after {} of {} steps", last_step, total_steps) : " before its first step";
     if (timed_out) {
-      r.status = "timeout";
+      r.status = TrialStatus::kTimeout;
       r.error = fmt::format("timed out after {:g} s{} (trial_timeout_s)", options.timeout_s, progress);
     } else if (WIFSIGNALED(status)) {
       const int sig = WTERMSIG(status);
       if (IsOutOfMemoryKill(sig)) {
-        r.status = "oom";
+        r.status = TrialStatus::kOom;
         r.error = fmt::format("killed by SIGKILL{} (most likely the kernel's out-of-memory killer)", progress);
       } else {
-        r.status = "crashed";
+        r.status = TrialStatus::kCrashed;
         r.error = fmt::format("crashed: {} (signal {}){}", strsignal(sig), sig, progress);
       }
     } else {
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      r.status = IsOutOfMemory(stderr_text) ? "oom" : "crashed";
+      r.status = IsOutOfMemory(stderr_text) ? TrialStatus::kOom : TrialStatus::kCrashed;
       r.error = fmt::format("exited with status {}{}", code, progress);
     }
     const std::string last = LastLine(stderr_text);

@@ -28,6 +28,8 @@ bool IsOutOfMemory(std::string_view message) {
 
 bool IsOutOfMemoryKill(int signal) { return signal == SIGKILL; }
 
-std::string_view FailureStatus(std::string_view message) { return IsOutOfMemory(message) ? "oom" : "failed"; }
+TrialStatus FailureStatus(std::string_view message) {
+  return IsOutOfMemory(message) ? TrialStatus::kOom : TrialStatus::kFailed;
+}
 
 }  // namespace runx::engine

@@ -3,6 +3,8 @@
 // supervisor uses it on a dead child's stderr, the trial on the exceptions it catches.
 #include <string_view>
 
+#include "runx/status.h"
+
 namespace runx::engine {
 
 /// The message of a trial that ran out of host memory through std::bad_alloc.
@@ -18,7 +20,7 @@ bool IsOutOfMemory(std::string_view message);
 /// out-of-memory killer: that killer sends SIGKILL, which nothing else here does.
 bool IsOutOfMemoryKill(int signal);
 
-/// The status of a trial that failed with `message`: "oom" when IsOutOfMemory, else "failed".
-std::string_view FailureStatus(std::string_view message);
+/// The status of a trial that failed with `message`: kOom when IsOutOfMemory, else kFailed.
+TrialStatus FailureStatus(std::string_view message);
 
 }  // namespace runx::engine

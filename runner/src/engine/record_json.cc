@@ -8,7 +8,7 @@ nlohmann::json ToJson(const store::TrialRecord& r) {
     steps.push_back({s.phase, s.step, s.wall_ms, s.data_ms, s.samples, s.loss ? nlohmann::json(*s.loss) : nlohmann::json()});
   for (const auto& m : r.metrics)
     metrics.push_back({m.name, m.value, m.unit, m.step ? nlohmann::json(*m.step) : nlohmann::json()});
-  return {{"label", r.label}, {"device", r.device}, {"status", r.status}, {"error", r.error},
+  return {{"label", r.label}, {"device", r.device}, {"status", Name(r.status)}, {"error", r.error},
           {"started_at", r.started_at}, {"finished_at", r.finished_at}, {"config_json", r.config_json},
           {"steps", steps}, {"metrics", metrics}, {"environment", r.environment},
           {"error_detail", r.error_detail}, {"run_id", r.run_id}, {"config_hash", r.config_hash},
@@ -20,7 +20,9 @@ store::TrialRecord RecordFromJson(const nlohmann::json& j) {
   store::TrialRecord r;
   r.label = j.at("label");
   r.device = j.at("device");
-  r.status = j.at("status");
+  const auto status = ParseTrialStatus(j.at("status").get<std::string>());
+  if (!status) throw std::runtime_error("a trial record with an unknown status: " + j.at("status").dump());
+  r.status = *status;
   r.error = j.at("error");
   r.started_at = j.at("started_at");
   r.finished_at = j.at("finished_at");

@@ -17,6 +17,7 @@
 #include "engine/identity.h"
 #include "engine/record_json.h"
 #include "engine/trial.h"
+#include "engine/trial_setup.h"
 #include "plugins/loader.h"
 #include "spec/identity.h"
 #include "version.h"
@@ -47,30 +48,37 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
   p.key.repeat_index = t.repeat_index;
   store::TrialRecord r;
   r.started_at = UtcNow();
-  std::string device_text = p.config.value("device", "auto");
+  bool settled = false;
+  const std::string device_text = p.config.value("device", "auto");
+  std::optional<c10::Device> device;
   try {
-    const auto device = SelectDevice(device_text);
-    p.device = device.str();
+    device = SelectDevice(device_text);
+    p.device = device->str();
     auto [it, inserted] = platforms->emplace(p.device, "");
-    if (inserted) it->second = PlatformIdentity(device);
+    if (inserted) it->second = PlatformIdentity(*device);
     p.key.platform_hash = it->second;
-    const nlohmann::json techniques = spec::ResolvedTechniques(p.config);  // outlives the loop below
-    for (const auto& [name, params] : techniques.items()) {
-      const auto verdict = registry.Create(name, params)->check(p.config, device);
-      if (!verdict.ok) {
-        r.status = "incompatible";
-        r.error = fmt::format("{}: {}", name, verdict.reason);
-        break;
-      }
-    }
   } catch (const std::exception& e) {
-    r.status = "failed";
+    settled = true;
+    r.status = TrialStatus::kFailed;
     r.error = e.what();
     // No platform to name: the device as written stands for it.
     p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
   }
+  if (device) {
+    try {
+      if (auto refusal = CheckTechniques(PlanTechniques(p.config, registry, *device))) {
+        settled = true;
+        r.status = TrialStatus::kIncompatible;
+        r.error = *refusal;
+      }
+    } catch (const std::exception& e) {  // a technique that cannot be created or configured
+      settled = true;
+      r.status = TrialStatus::kFailed;
+      r.error = e.what();
+    }
+  }
   p.key.env_hash = EnvironmentIdentity(build, p.key.platform_hash);
-  if (!r.status.empty()) {
+  if (settled) {
     r.device = p.device;
     r.finished_at = UtcNow();
     p.decided = std::move(r);
@@ -93,7 +101,7 @@ std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& p
     if (RunTrialInChild(p.config, copts, &rec) == ChildOutcome::kInterrupted) return std::nullopt;
   } catch (const std::exception& e) {  // runx's side failed (spawn, temp files, a bad record)
     rec = store::TrialRecord{};
-    rec.status = "failed";
+    rec.status = TrialStatus::kFailed;
     rec.error = fmt::format("runx could not run or read the trial: {}", e.what());
     rec.error_detail = rec.error;
     rec.started_at = rec.finished_at = UtcNow();
@@ -265,7 +273,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     }
     ++result.done;
     ++result.ran;
-    if (rec->status != "ok") ++result.not_ok;
+    if (rec->status != TrialStatus::kOk) ++result.not_ok;
     observer.TrialFinished(i, t, TrialFate::kRan, *rec);
     return true;
   };
@@ -288,13 +296,13 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   }
   } catch (const store::StoreError&) {
     try {
-      store.EndRun(result.run_id, "failed", UtcNow());
+      store.EndRun(result.run_id, RunStatus::kFailed, UtcNow());
     } catch (const store::StoreError&) {  // the store is gone: the next runx marks the run interrupted
     }
     throw;
   }
   result.interrupted = Interrupted(options);
-  store.EndRun(result.run_id, result.interrupted ? "interrupted" : "ok", UtcNow());
+  store.EndRun(result.run_id, result.interrupted ? RunStatus::kInterrupted : RunStatus::kOk, UtcNow());
   return result;
 }
 

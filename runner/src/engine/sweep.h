@@ -38,7 +38,7 @@ class SweepObserver {
   virtual void TrialStarted(size_t /*index*/, const spec::PlannedTrial& /*trial*/) {}
   /// A progress event of the running trial's child (JSON: step, total, loss, warmup, ...).
   virtual void TrialProgress(const nlohmann::json& /*event*/) {}
-  /// `record` is empty (status "") unless the trial ran in this run.
+  /// `record` is a default (empty) record unless the trial ran in this run.
   virtual void TrialFinished(size_t /*index*/, const spec::PlannedTrial& /*trial*/, TrialFate /*fate*/,
                              const store::TrialRecord& /*record*/) {}
   /// Trials that other live runners hold; this run waits for them.

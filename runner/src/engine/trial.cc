@@ -25,10 +25,10 @@ namespace {
 void Conclude(const StepPlan& plan, int64_t first_bad, data::DataSource& data, Step& step,
               std::vector<ActiveTechnique>& active, RunnerContext& ctx, store::TrialRecord& rec) {
   if (ctx.aborted()) {
-    rec.status = ctx.abort_status();
+    rec.status = *ctx.abort_status();
     rec.error = ctx.abort_why();
   } else if (first_bad >= 0) {
-    rec.status = "nan";
+    rec.status = TrialStatus::kNan;
     rec.error = NonFiniteLossMessage(first_bad, plan.warmup);
   } else if (plan.eval) {
     auto* model = ctx.model_.get();
@@ -84,7 +84,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   try {
     device = SelectDevice(config.value("device", "auto"));
   } catch (const DeviceError& e) {
-    rec.status = "failed";
+    rec.status = TrialStatus::kFailed;
     rec.error = e.what();
     rec.finished_at = UtcNow();
     return rec;
@@ -97,7 +97,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   RunnerContext ctx(config, device, rec, notes, active);
   try {
     if (auto refusal = CreateTechniques(config, registry, device, active, rec.environment)) {
-      rec.status = "incompatible";
+      rec.status = TrialStatus::kIncompatible;
       rec.error = *refusal;
       rec.finished_at = UtcNow();
       return rec;

@@ -43,9 +43,10 @@ void RunnerContext::set_batch_size(int64_t n) {
   data_->set_batch_size(n);
 }
 
-void RunnerContext::abort(std::string_view status, std::string_view why) {
-  if (abort_status_.empty()) {
-    abort_status_ = std::string(status);
+void RunnerContext::abort(TrialStatus status, std::string_view why) {
+  if (status == TrialStatus::kOk) throw std::invalid_argument("abort: a trial cannot end early with status ok");
+  if (!abort_status_) {
+    abort_status_ = status;
     abort_why_ = std::string(why);
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The runner's side of a trial: the techniques it runs and the TrialContext they see.
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,7 +71,7 @@ class RunnerContext : public TrialContext {
   void set_batch_size(int64_t n) override;
   /// Defined in trial_probe.cc.
   ProbeResult probe_batch(int64_t n, int steps) override;
-  void abort(std::string_view status, std::string_view why) override;
+  void abort(TrialStatus status, std::string_view why) override;
   std::string artifact_dir() override;
   int64_t host_memory_limit() const override;
   void set_host_memory_limit(int64_t bytes) override;
@@ -78,8 +79,8 @@ class RunnerContext : public TrialContext {
   /// After on_train_begin: no more probes, so the weights they restored from are freed.
   void EndTrainBegin();
 
-  bool aborted() const { return !abort_status_.empty(); }
-  const std::string& abort_status() const { return abort_status_; }
+  bool aborted() const { return abort_status_.has_value(); }
+  const std::optional<TrialStatus>& abort_status() const { return abort_status_; }
   const std::string& abort_why() const { return abort_why_; }
 
   std::shared_ptr<models::Model> model_;
@@ -94,7 +95,8 @@ class RunnerContext : public TrialContext {
   store::TrialRecord& rec_;
   std::vector<std::string>& notes_;
   std::vector<ActiveTechnique>& active_;
-  std::string abort_status_, abort_why_, artifact_dir_;
+  std::optional<TrialStatus> abort_status_;
+  std::string abort_why_, artifact_dir_;
   std::vector<torch::Tensor> snapshot_;  ///< weights and buffers before the first probe
 };
 

@@ -15,7 +15,7 @@ store::TrialRecord StartRecord(const nlohmann::json& config) {
   rec.config_json = config.dump();
   rec.label = spec::LabelTrial(config).label;
   rec.started_at = UtcNow();
-  rec.status = "ok";
+  rec.status = TrialStatus::kOk;
   return rec;
 }
 
@@ -23,16 +23,16 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
   try {
     std::rethrow_exception(error);
   } catch (const TrialAborted&) {
-    rec.status = ctx.abort_status();
+    rec.status = *ctx.abort_status();
     rec.error = ctx.abort_why();
   } catch (const data::DataError& e) {
-    rec.status = "failed";
+    rec.status = TrialStatus::kFailed;
     rec.error_detail = e.what();
   } catch (const std::bad_alloc&) {
-    rec.status = "oom";
+    rec.status = TrialStatus::kOom;
     rec.error = std::string(kHostOutOfMemory);
   } catch (const std::exception& e) {  // c10::Error, TechniqueFailure and friends: a failed trial, not a crash
-    rec.status = std::string(FailureStatus(e.what()));
+    rec.status = FailureStatus(e.what());
     rec.error_detail = e.what();
   }
 }

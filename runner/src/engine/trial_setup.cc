@@ -8,19 +8,51 @@
 
 namespace runx::engine {
 
-std::optional<std::string> CreateTechniques(const nlohmann::json& config, const plugins::Registry& registry,
-                                            c10::Device device, std::vector<ActiveTechnique>& active,
-                                            std::map<std::string, std::string>& environment) {
-  const auto techniques = spec::ResolvedTechniques(config);
-  for (auto& [name, params] : techniques.items()) {
+TrialTechniques PlanTechniques(const nlohmann::json& config, const plugins::Registry& registry, c10::Device device) {
+  TrialTechniques t;
+  const auto configured = spec::ResolvedTechniques(config);
+  for (const auto& [name, params] : configured.items()) {
     try {
-      active.push_back({name, registry.Create(name, params)});
+      t.active.push_back({name, registry.Create(name, params)});
     } catch (const std::exception& e) {
       throw TechniqueFailure(fmt::format("technique '{}': {}", name, e.what()));
     }
-    auto verdict = active.back().technique->check(config, device);
-    if (!verdict.ok) return fmt::format("{}: {}", name, verdict.reason);
-    environment["plugin." + name] = registry.Find(name)->descriptor->version;
+  }
+  const TrialPlan as_configured(config, device, configured);
+  nlohmann::json resolved = nlohmann::json::object();
+  for (auto& a : t.active) {
+    try {
+      resolved[a.name] = a.technique->resolve(configured[a.name], as_configured);
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}' failed in resolve: {}", a.name, e.what()));
+    }
+  }
+  t.plan = std::make_unique<TrialPlan>(config, device, std::move(resolved));
+  return t;
+}
+
+std::optional<std::string> CheckTechniques(const TrialTechniques& techniques) {
+  for (const auto& a : techniques.active) {
+    CheckResult verdict;
+    try {
+      verdict = a.technique->check(*techniques.plan);
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}' failed in check: {}", a.name, e.what()));
+    }
+    if (!verdict.ok) return fmt::format("{}: {}", a.name, verdict.reason);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CreateTechniques(const nlohmann::json& config, const plugins::Registry& registry,
+                                            c10::Device device, std::vector<ActiveTechnique>& active,
+                                            std::map<std::string, std::string>& environment) {
+  TrialTechniques t = PlanTechniques(config, registry, device);
+  if (auto refusal = CheckTechniques(t)) return refusal;
+  for (auto& a : t.active) {
+    environment["plugin." + a.name] = registry.Find(a.name)->descriptor->version;
+    environment["technique." + a.name] = t.plan->technique(a.name)->dump();
+    active.push_back(std::move(a));
   }
   return std::nullopt;
 }

@@ -2,6 +2,7 @@
 // The setup phase of a trial: techniques created, configured and checked, seed and numerics set.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,11 +16,24 @@ namespace runx::plugins { class Registry; }
 
 namespace runx::engine {
 
-/// Creates and configures the techniques `config` turns on (spec::ResolvedTechniques), in order, and
-/// asks each whether it can serve the trial on `device`; records "plugin.NAME" -> the plugin's
-/// version in `environment` for each accepted one. Returns the first refusal as "name: reason"
-/// (the techniques after it are not created), nullopt when all accept. A technique that cannot be
-/// created or configured throws TechniqueFailure.
+/// The techniques of one trial: created, configured, and their settings resolved for the trial.
+struct TrialTechniques {
+  std::vector<ActiveTechnique> active;  ///< in the order their hooks run
+  std::unique_ptr<TrialPlan> plan;      ///< the trial as check() sees it (refers to the config)
+};
+
+/// Creates and configures the techniques `config` turns on (spec::ResolvedTechniques) and asks
+/// each for its resolved settings (Technique::resolve) on `device`. A technique that cannot be
+/// created, configured or resolved throws TechniqueFailure naming it.
+TrialTechniques PlanTechniques(const nlohmann::json& config, const plugins::Registry& registry, c10::Device device);
+
+/// Asks every technique of `techniques` whether it can serve the trial (Technique::check on the
+/// resolved plan); returns the first refusal as "name: reason", nullopt when all accept.
+std::optional<std::string> CheckTechniques(const TrialTechniques& techniques);
+
+/// PlanTechniques then CheckTechniques, for the trial that runs: moves the techniques into
+/// `active` and records "plugin.NAME" -> the plugin's version and "technique.NAME" -> its resolved
+/// settings (JSON) in `environment`. Returns the first refusal, nullopt when all accept.
 std::optional<std::string> CreateTechniques(const nlohmann::json& config, const plugins::Registry& registry,
                                             c10::Device device, std::vector<ActiveTechnique>& active,
                                             std::map<std::string, std::string>& environment);

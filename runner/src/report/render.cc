@@ -81,7 +81,7 @@ std::string Notes(const VariantRow& r) {
   if (r.speedup && !r.speedup->significant) notes.emplace_back("not significant");
   std::vector<std::string> failed;
   for (const auto& [status, n] : r.statuses) {
-    if (status != "ok") failed.push_back(fmt::format("{} {}", n, status));
+    if (status != TrialStatus::kOk) failed.push_back(fmt::format("{} {}", n, Name(status)));
   }
   if (!failed.empty()) notes.push_back(fmt::format("{}", fmt::join(failed, ", ")));
   return fmt::format("{}", fmt::join(notes, "; "));

@@ -13,7 +13,7 @@ namespace {
 struct Trial {
   int64_t id = 0;
   int repeat_index = 0;
-  std::string status;
+  TrialStatus status = TrialStatus::kOk;
   Repeat steps;  ///< measured steps (ok trials only)
   std::optional<double> peak_mem_bytes;
   std::optional<double> final_loss;
@@ -57,7 +57,7 @@ std::vector<Variant> GroupVariants(const std::vector<store::RunTrial>& trials) {
 std::vector<Repeat> OkRepeats(const Variant& v) {
   std::vector<Repeat> repeats;
   for (const Trial& t : v.trials) {
-    if (t.status == "ok" && !t.steps.empty()) repeats.push_back(t.steps);
+    if (t.status == TrialStatus::kOk && !t.steps.empty()) repeats.push_back(t.steps);
   }
   return repeats;
 }
@@ -65,28 +65,24 @@ std::vector<Repeat> OkRepeats(const Variant& v) {
 std::optional<double> MedianOf(const Variant& v, std::optional<double> Trial::*field) {
   std::vector<double> values;
   for (const Trial& t : v.trials) {
-    if (t.status == "ok" && t.*field) values.push_back(*(t.*field));
+    if (t.status == TrialStatus::kOk && t.*field) values.push_back(*(t.*field));
   }
   if (values.empty()) return std::nullopt;
   return Median(std::move(values));
 }
 
 void CountStatuses(const Variant& v, VariantRow& row) {
-  std::map<std::string, int> counts;
+  std::map<TrialStatus, int> counts;
   for (const Trial& t : v.trials) ++counts[t.status];
-  std::vector<std::string> order = store::TrialStatuses();
-  for (const auto& [status, n] : counts) {
-    if (std::find(order.begin(), order.end(), status) == order.end()) order.push_back(status);
-  }
   std::vector<std::string> parts;
-  for (const std::string& status : order) {
+  for (const TrialStatus status : kTrialStatuses) {
     const auto it = counts.find(status);
     if (it == counts.end()) continue;
     row.statuses.emplace_back(status, it->second);
-    parts.push_back(fmt::format("{} {}", it->second, status));
+    parts.push_back(fmt::format("{} {}", it->second, Name(status)));
   }
   row.trials = static_cast<int>(v.trials.size());
-  row.ok_trials = counts.count("ok") ? counts["ok"] : 0;
+  row.ok_trials = counts.count(TrialStatus::kOk) ? counts[TrialStatus::kOk] : 0;
   if (row.ok_trials != row.trials) row.status_summary = fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -107,7 +103,7 @@ VariantRow Figures(const Variant& v) {
     row.samples_per_s = Throughput(repeats);
   }
   for (const Trial& t : v.trials) {
-    if (t.status != "ok" || !t.peak_mem_bytes) continue;
+    if (t.status != TrialStatus::kOk || !t.peak_mem_bytes) continue;
     const auto bytes = static_cast<int64_t>(*t.peak_mem_bytes);
     row.peak_mem_bytes = std::max(row.peak_mem_bytes.value_or(bytes), bytes);
   }

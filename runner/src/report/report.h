@@ -19,8 +19,8 @@ struct VariantRow {
   bool is_baseline = false;
   int trials = 0;
   int ok_trials = 0;
-  /// Trials per status, in store::TrialStatuses() order, statuses with no trial left out.
-  std::vector<std::pair<std::string, int>> statuses;
+  /// Trials per status, in kTrialStatuses order, statuses with no trial left out.
+  std::vector<std::pair<TrialStatus, int>> statuses;
   /// "" when every trial is ok, else e.g. "2 ok, 1 oom".
   std::string status_summary;
   std::optional<double> step_ms_median;  ///< over all measured steps of the ok trials

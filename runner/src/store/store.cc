@@ -22,17 +22,18 @@ const std::vector<std::string>& StepPhases() {
   return kPhases;
 }
 
-const std::vector<std::string>& RunStatuses() {
-  static const std::vector<std::string> kStatuses = {"running", "ok", "failed", "interrupted"};
-  return kStatuses;
-}
-
 // Throws "<what> 'x' is not one of a, b, c" unless `value` is in `allowed`.
 void CheckOneOf(const std::string& what, const std::string& value,
                 const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
   throw StoreError(fmt::format("{} '{}' is not one of {}", what, value,
                                fmt::join(allowed.begin(), allowed.end(), ", ")));
+}
+
+// The status a trials row holds; a text this runx does not know is a damaged store.
+TrialStatus ReadTrialStatus(const std::string& text, int64_t trial_id) {
+  if (auto status = ParseTrialStatus(text)) return *status;
+  throw StoreError(fmt::format("trial {} has the unknown status '{}'", trial_id, text));
 }
 
 // Binds a text that means "unknown" when empty as NULL.
@@ -58,12 +59,6 @@ void CreateParentDirectories(const std::string& path) {
 }  // namespace
 
 int LatestSchemaVersion() { return Migrations().back().version; }
-
-const std::vector<std::string>& TrialStatuses() {
-  static const std::vector<std::string> kStatuses = {
-      "ok", "failed", "crashed", "oom", "timeout", "nan", "incompatible"};
-  return kStatuses;
-}
 
 Store Store::Open(const std::string& path) {
   CreateParentDirectories(path);
@@ -202,13 +197,13 @@ std::optional<ResumableRun> Store::ResumeRun(const std::string& plan_hash, const
   }
 }
 
-void Store::EndRun(int64_t run_id, const std::string& status, const std::string& finished_at) {
-  CheckOneOf("run status", status, RunStatuses());
+void Store::EndRun(int64_t run_id, RunStatus status, const std::string& finished_at) {
+  if (status == RunStatus::kRunning) throw StoreError(fmt::format("run {} cannot end as 'running'", run_id));
   int changed = 0;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement update(*db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
-    update.bind(1, status);
+    update.bind(1, std::string(Name(status)));
     BindTextOrNull(update, 2, finished_at);
     update.bind(3, run_id);
     changed = update.exec();
@@ -432,7 +427,6 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
                        trial.repeat_index, trial.run_id, path_);
   };
   try {
-    CheckOneOf("status", trial.status, TrialStatuses());
     for (const StepRow& s : trial.steps) CheckOneOf("step phase", s.phase, StepPhases());
   } catch (const StoreError& e) {
     throw StoreError(fmt::format("{}: {}", context(), e.what()));
@@ -454,7 +448,7 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     insert_trial.bind(6, trial.repeat_index);
     insert_trial.bind(7, trial.order_index);
     insert_trial.bind(8, trial.device);
-    insert_trial.bind(9, trial.status);
+    insert_trial.bind(9, std::string(Name(trial.status)));
     BindTextOrNull(insert_trial, 10, trial.error);
     BindTextOrNull(insert_trial, 11, trial.started_at);
     BindTextOrNull(insert_trial, 12, trial.finished_at);
@@ -548,9 +542,9 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
       t.trial_id = trials.getColumn(0).getInt64();
       t.label = trials.getColumn(1).getString();
       t.is_baseline = trials.getColumn(2).getInt() != 0;
-      t.status = trials.getColumn(3).getString();
+      t.status = ReadTrialStatus(trials.getColumn(3).getString(), t.trial_id);
       t.repeat_index = trials.getColumn(4).getInt();
-      if (t.status == "ok") {
+      if (t.status == TrialStatus::kOk) {
         steps.bind(1, t.trial_id);
         while (steps.executeStep()) {
           t.measured_steps.emplace_back(steps.getColumn(0).getDouble(), steps.getColumn(1).getDouble());

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "runx/status.h"
 #include "store/format.h"  // FormatResult, for callers that include only store.h
 #include "store/query.h"   // QueryReadOnly, idem
 
@@ -54,7 +55,7 @@ struct TrialRecord {
   int repeat_index = 0;
   int order_index = 0;
   std::string device;  ///< resolved, e.g. "cpu", "cuda:0"
-  std::string status;  ///< ok | failed | crashed | oom | timeout | nan | incompatible
+  TrialStatus status = TrialStatus::kOk;
   std::string error;   ///< the first line of the failure; empty when ok
   std::string error_detail;  ///< the whole failure text (and the child's stderr tail); may be empty
   std::string started_at;   ///< ISO-8601 UTC, e.g. 2026-12-02T13:08:01Z
@@ -132,7 +133,7 @@ struct RunTrial {
   std::string label;
   bool is_baseline = false;
   int repeat_index = 0;
-  std::string status;
+  TrialStatus status = TrialStatus::kOk;
   std::vector<std::pair<double, double>> measured_steps;
   std::optional<double> peak_mem_bytes;
   std::optional<double> final_loss;
@@ -163,9 +164,6 @@ struct VariantStatsRow {
 /// higher version is refused on open.
 int LatestSchemaVersion();
 
-/// The values the store accepts for TrialRecord::status, in the order messages list them.
-const std::vector<std::string>& TrialStatuses();
-
 class Store {
  public:
   /// Opens (creating the file and its directory if needed) and migrates to the latest schema.
@@ -189,8 +187,8 @@ class Store {
   /// same run; nullopt when there is none.
   std::optional<ResumableRun> ResumeRun(const std::string& plan_hash, const std::string& shard,
                                         const std::string& host, int64_t pid, const std::string& pid_token);
-  /// status: ok | failed | interrupted. Releases the run's claims.
-  void EndRun(int64_t run_id, const std::string& status, const std::string& finished_at);
+  /// Ends the run with `status` (not kRunning). Releases the run's claims.
+  void EndRun(int64_t run_id, RunStatus status, const std::string& finished_at);
   void AddRunEnvironment(int64_t run_id, const std::map<std::string, std::string>& env);
   /// Marks every 'running' run whose process `alive` says is gone as 'interrupted' (finished_at
   /// set where NULL) and drops its claims; returns how many.

@@ -24,7 +24,7 @@ constexpr uint64_t kSeed = 2026;
 struct Spec {
   std::string label;
   bool is_baseline = false;
-  std::string status = "ok";
+  TrialStatus status = TrialStatus::kOk;
   double step_ms = 0;  ///< measured steps take step_ms +- 3% (MeasuredMs)
   int64_t samples = 64;
   double accuracy = 0;  ///< 0: not recorded
@@ -54,8 +54,8 @@ TrialRecord Trial(int64_t run, int order, int repeat, const Spec& s) {
   t.order_index = order;
   t.device = "cpu";
   t.status = s.status;
-  if (s.status != "ok") {
-    t.error = s.status == "oom" ? "out of memory" : "killed by signal 11";
+  if (s.status != TrialStatus::kOk) {
+    t.error = s.status == TrialStatus::kOom ? "out of memory" : "killed by signal 11";
     return t;
   }
   t.steps.push_back({"warmup", 0, 1000, 0, s.samples, std::nullopt});  // never counted
@@ -102,15 +102,15 @@ class ReportTest : public store::testing::TempDirTest {
     int order = 0;
     for (int repeat = 0; repeat < 3; ++repeat) {
       const std::vector<Spec> round = {
-          {"baseline", true, "ok", 100, 64, 0.9},
-          {"bf16", false, "ok", 104, 128, 0.895},
-          {"cl", false, "ok", 100, 64, 0.9},
-          {"fp16", false, repeat == 1 ? "ok" : "oom", 80, 64, 0},
-          {"graphs", false, repeat == 2 ? "timeout" : "crashed", 0, 64, 0},
+          {"baseline", true, TrialStatus::kOk, 100, 64, 0.9},
+          {"bf16", false, TrialStatus::kOk, 104, 128, 0.895},
+          {"cl", false, TrialStatus::kOk, 100, 64, 0.9},
+          {"fp16", false, repeat == 1 ? TrialStatus::kOk : TrialStatus::kOom, 80, 64, 0},
+          {"graphs", false, repeat == 2 ? TrialStatus::kTimeout : TrialStatus::kCrashed, 0, 64, 0},
       };
       for (const Spec& s : round) store.RecordTrial(Trial(sweep_, order++, repeat, s));
     }
-    store.EndRun(sweep_, "ok", "2026-12-01T11:00:00Z");
+    store.EndRun(sweep_, RunStatus::kOk, "2026-12-01T11:00:00Z");
   }
   std::string db_;
   int64_t sweep_ = 0;
@@ -166,7 +166,7 @@ TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
   EXPECT_EQ(fp16.trials, 3);
   EXPECT_EQ(fp16.ok_trials, 1);
   EXPECT_EQ(fp16.status_summary, "1 ok, 2 oom");
-  EXPECT_EQ(fp16.statuses, (std::vector<std::pair<std::string, int>>{{"ok", 1}, {"oom", 2}}));
+  EXPECT_EQ(fp16.statuses, (std::vector<std::pair<TrialStatus, int>>{{TrialStatus::kOk, 1}, {TrialStatus::kOom, 2}}));
   ASSERT_TRUE(fp16.speedup);  // one repeat: steps resampled only
   EXPECT_GT(fp16.speedup->estimate, 1.2);
   EXPECT_FALSE(fp16.accuracy);
@@ -214,7 +214,7 @@ TEST_F(ReportTest, RenderWithoutBaselineOrRows) {
   lonely.label = "only";
   lonely.trials = 1;
   lonely.ok_trials = 1;
-  lonely.statuses = {{"ok", 1}};
+  lonely.statuses = {{TrialStatus::kOk, 1}};
   lonely.step_ms_median = 0.0123;
   lonely.step_ms_p10 = 0.01;
   lonely.step_ms_p90 = 0.02;
@@ -287,8 +287,8 @@ TEST_F(ReportTest, RepeatsEnterTheBootstrapInRepeatOrder) {
   const int64_t sweep = BeginRun(store, 1, "2026-12-02T10:00:00Z");
   int order = 0;
   for (int repeat : {2, 0, 1}) {
-    store.RecordTrial(Trial(sweep, order++, repeat, {"baseline", true, "ok", 20, 8, 0}));
-    store.RecordTrial(Trial(sweep, order++, repeat, {"amp", false, "ok", 19, 8, 0}));
+    store.RecordTrial(Trial(sweep, order++, repeat, {"baseline", true, TrialStatus::kOk, 20, 8, 0}));
+    store.RecordTrial(Trial(sweep, order++, repeat, {"amp", false, TrialStatus::kOk, 19, 8, 0}));
   }
   const auto repeats = [](const std::string& label, double ms) {
     std::vector<Repeat> out;
@@ -344,8 +344,8 @@ TEST_F(ReportTest, TheDocsExampleVariantStatsAreTheReports) {
 TEST_F(ReportTest, SweepWithoutBaselineHasNoSpeedups) {
   Store store = Store::Open(db_);
   const int64_t sweep = BeginRun(store, 1, "2026-12-02T10:00:00Z");
-  store.RecordTrial(Trial(sweep, 0, 0, {"a", false, "ok", 10, 8, 0}));
-  store.RecordTrial(Trial(sweep, 1, 0, {"b", false, "ok", 5, 8, 0}));
+  store.RecordTrial(Trial(sweep, 0, 0, {"a", false, TrialStatus::kOk, 10, 8, 0}));
+  store.RecordTrial(Trial(sweep, 1, 0, {"b", false, TrialStatus::kOk, 5, 8, 0}));
   const std::vector<VariantRow> rows = Summarize(db_, sweep, kSeed);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].speedup);

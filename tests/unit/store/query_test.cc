@@ -106,7 +106,7 @@ TEST_F(QueryTest, AttachingAnotherStoreReadOnlyWorks) {
 
 TEST_F(QueryTest, ReadsWhileAWriterHoldsTheStore) {
   Store writer = Store::Open(path_);
-  writer.EndRun(1, "failed", "2026-12-05T00:00:00Z");
+  writer.EndRun(1, RunStatus::kFailed, "2026-12-05T00:00:00Z");
   const QueryResult r = QueryReadOnly(path_, "SELECT status FROM runs WHERE id = 1");
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{std::string("failed")}}));
 }

@@ -181,7 +181,7 @@ TEST_F(ClaimTest, OnlyOkResultsOfTheSameEnvironmentAndRepeatAreReused) {
   const TrialKey r1{"cfg", "env-a", "platform-x", 1};
   store_->RecordTrial(Result(a, r0, "oom"));
   store_->RecordTrial(Result(a, r1, "ok"));
-  store_->EndRun(a, "ok", "t");
+  store_->EndRun(a, RunStatus::kOk, "t");
   const int64_t b = store_->BeginRun(Info("box", 200));
   // Repeat 0 ended oom: it runs again (not repeat 1's result in its place).
   EXPECT_EQ(store_->ClaimTrial(b, r0, {"baseline", true, 0, 0}, Alive(), "t").outcome, ClaimOutcome::kClaimed);
@@ -204,7 +204,7 @@ TEST_F(ClaimTest, AForcedRunReusesOnlyWhatWasRecordedAfterItStarted) {
   const TrialKey k0{"cfg", "env-a", "platform-x", 0};
   const TrialKey k1{"cfg", "env-a", "platform-x", 1};
   store_->RecordTrial(Result(a, k0, "ok"));
-  store_->EndRun(a, "ok", "t");
+  store_->EndRun(a, RunStatus::kOk, "t");
   const int64_t forced = store_->BeginRun(Info("box", 200, true));
   const int64_t other = store_->BeginRun(Info("box", 300));
   EXPECT_EQ(store_->ClaimTrial(forced, k0, {"baseline", true, 0, 0}, Alive(), "t").outcome, ClaimOutcome::kClaimed);
@@ -265,7 +265,7 @@ TEST_F(ClaimTest, MarkDeadRunsLeavesLiveAndFinishedRunsAlone) {
   const int64_t dead = store_->BeginRun(Info("box", 100));
   const int64_t live = store_->BeginRun(Info("box", 200));
   const int64_t ended = store_->BeginRun(Info("box", 300));
-  store_->EndRun(ended, "ok", "t-ended");
+  store_->EndRun(ended, RunStatus::kOk, "t-ended");
   EXPECT_EQ(store_->MarkDeadRuns(Alive(), "t-now"), 1);
   EXPECT_EQ(Rows(path_, "SELECT id, status, finished_at FROM runs ORDER BY id"),
             (std::vector<std::vector<Value>>{{Value(dead), std::string("interrupted"), std::string("t-now")},

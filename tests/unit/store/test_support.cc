@@ -35,7 +35,9 @@ TrialRecord MakeTrial(int64_t run_id, int order_index, const ExampleTrial& t) {
   r.repeat_index = t.repeat_index;
   r.order_index = order_index;
   r.device = "cpu";
-  r.status = t.status;
+  const auto status = ParseTrialStatus(t.status);
+  if (!status) throw std::invalid_argument("no trial status '" + t.status + "'");
+  r.status = *status;
   r.error = t.error;
   r.error_detail = t.error;
   r.started_at = fmt::format("2026-12-0{}T10:0{}:00Z", run_id, order_index);
@@ -108,7 +110,7 @@ void FillExampleStore(const std::string& path) {
     for (size_t i = 0; i < s.trials.size(); ++i) {
       store.RecordTrial(MakeTrial(run_id, static_cast<int>(i), s.trials[i]));
     }
-    store.EndRun(run_id, "ok", s.started_at.substr(0, 11) + "11:00:00Z");
+    store.EndRun(run_id, RunStatus::kOk, s.started_at.substr(0, 11) + "11:00:00Z");
   }
   store.RecordVariantStats(1, ExampleVariantStats());
 }
