@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -165,6 +167,25 @@ TEST_F(TorchScript, ContractViolationsNameTheFileAndShapes) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("junk.pt' cannot be loaded: "), std::string::npos) << e.what();
   }
+}
+
+// The executor the model runs under: by default the plain interpreter, which executes the graph
+// as written (here: the submodules' calls not even inlined, no profiling nodes); with jit_optimize
+// the optimizing executor, which executes a graph it rewrote (inlined, profiled, decomposed). The
+// setting is restored after every forward pass.
+TEST_F(TorchScript, RunsInThePlainInterpreterUnlessJitOptimize) {
+  std::string executed[2];
+  for (const bool optimize : {false, true}) {
+    auto spec = Spec();
+    if (optimize) spec["jit_optimize"] = true;
+    auto model = models::BuildModel(spec, {8}, 4);
+    for (int i = 0; i < 3; ++i) model->forward(torch::randn({16, 8})).sum().backward();
+    executed[optimize] = torch::jit::lastExecutedOptimizedGraph()->toString();
+    EXPECT_TRUE(torch::jit::getGraphExecutorOptimize());
+  }
+  EXPECT_NE(executed[0].find("prim::CallMethod"), std::string::npos) << executed[0];
+  EXPECT_EQ(executed[0].find("prim::profile"), std::string::npos) << executed[0];
+  EXPECT_EQ(executed[1].find("prim::CallMethod"), std::string::npos) << executed[1];
 }
 
 TEST_F(TorchScript, ExportWritesTrainedWeightsAndAFrozenModule) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -37,8 +38,8 @@ std::string FirstLine(const std::string& s) {
 
 class TorchScriptModel : public Model {
  public:
-  TorchScriptModel(torch::jit::Module module, std::string path)
-      : module_(std::move(module)), path_(std::move(path)) {
+  TorchScriptModel(torch::jit::Module module, std::string path, bool optimize)
+      : module_(std::move(module)), path_(std::move(path)), optimize_(optimize) {
     std::set<const void*> seen;  // a tensor reachable under two names is registered once
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       if (!seen.insert(p.value.unsafeGetTensorImpl()).second) continue;
@@ -54,7 +55,17 @@ class TorchScriptModel : public Model {
   }
 
   torch::Tensor forward(torch::Tensor x) override {
-    auto out = module_.forward({std::move(x)});
+    // The executor's setting is thread-local and read at every call: set for this call only.
+    const bool before = torch::jit::getGraphExecutorOptimize();
+    torch::jit::setGraphExecutorOptimize(optimize_);
+    c10::IValue out;
+    try {
+      out = module_.forward({std::move(x)});
+    } catch (...) {
+      torch::jit::setGraphExecutorOptimize(before);
+      throw;
+    }
+    torch::jit::setGraphExecutorOptimize(before);
     if (!out.isTensor())
       throw std::invalid_argument("torchscript model '" + path_ + "': forward returned " +
                                   out.tagKind() + ", expected a tensor of logits [batch, num_classes]");
@@ -94,6 +105,7 @@ class TorchScriptModel : public Model {
 
   torch::jit::Module module_;
   std::string path_;
+  bool optimize_;  ///< TorchScript's optimizing graph executor (model.jit_optimize), else the plain interpreter
   std::map<std::string, std::shared_ptr<torch::nn::Module>> children_;
 };
 
@@ -121,7 +133,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
   } catch (const c10::Error& e) {
     throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + FirstLine(e.what_without_backtrace()));
   }
-  auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path);
+  auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false));
 
   // The contract: [batch, *sample_shape] -> logits [batch, num_classes]. Checked once, in eval
   // mode (a training-mode forward would update batch-norm statistics) and without gradients.

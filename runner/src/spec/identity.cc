@@ -35,7 +35,7 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
   static const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>> kRules = {
       {"model",
        {"name",
-        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript"}}}}},
+        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript"}}, {"jit_optimize", {"torchscript"}}}}},
       {"data",
        {"source",
         {{"path", {"fashion-mnist", "memmap"}},
