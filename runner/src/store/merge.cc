@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <system_error>
 #include <unordered_map>
@@ -54,11 +53,12 @@ class TempDir {
   fs::path path_;
 };
 
-// An input store as the merge reads it: a snapshot at the latest schema version.
+// An input store as the merge reads it: a snapshot at the latest schema version, checked. It is
+// opened again to be copied (one at a time: a merge of many shards holds one connection).
 struct Input {
   std::string path;  // as named on the command line
   int schema_version = 0;
-  std::unique_ptr<SQLite::Database> db;
+  std::string snapshot;
 };
 
 bool HasTable(SQLite::Database& db, const char* name) {
@@ -81,14 +81,14 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
   } catch (const StoreError& e) {
     throw StoreError(fmt::format("cannot merge: {}", e.what()));
   }
-  Input in{path, 0, nullptr};
+  Input in{path, 0, copy.string()};
   try {
-    in.db = std::make_unique<SQLite::Database>(copy.string(), SQLite::OPEN_READWRITE);
-    if (!HasTable(*in.db, "schema_version")) {
+    SQLite::Database db(copy.string(), SQLite::OPEN_READWRITE);
+    if (!HasTable(db, "schema_version")) {
       throw StoreError(
           fmt::format("cannot merge '{}': it is not a runx results store (it has no schema_version table)", path));
     }
-    in.schema_version = ReadSchemaVersion(*in.db, path);
+    in.schema_version = ReadSchemaVersion(db, path);
     const int latest = LatestSchemaVersion();
     if (in.schema_version > latest) {
       throw StoreError(
@@ -96,8 +96,8 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
                       in.schema_version, latest));
     }
     // An older input is read through a migrated copy: the input itself is never changed.
-    if (in.schema_version < latest) Migrate(*in.db, Migrations(), path);
-    SQLite::Statement running(*in.db,
+    if (in.schema_version < latest) Migrate(db, Migrations(), path);
+    SQLite::Statement running(db,
                               "SELECT id, host, coalesce(pid, 0), (SELECT count(*) FROM runs WHERE status = 'running') "
                               "FROM runs WHERE status = 'running' ORDER BY id LIMIT 1");
     if (running.executeStep() && !options.allow_running) {
@@ -466,7 +466,8 @@ MergeResult MergeStores(const std::string& out, const std::vector<std::string>& 
     std::vector<int64_t> forced_runs;
     for (current = 0; current < read.size(); ++current) {
       MergedInput merged{read[current].path, read[current].schema_version, {}};
-      Copy(*read[current].db, db, merged.counts, forced_runs).Run();
+      SQLite::Database in(read[current].snapshot, SQLite::OPEN_READONLY);
+      Copy(in, db, merged.counts, forced_runs).Run();
       result.total += merged.counts;
       result.inputs.push_back(std::move(merged));
     }
