@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/dataset-fashion-mnist_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript tests
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
 set -uo pipefail
@@ -86,6 +86,27 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       log pack $R data pack bench/memmap-prefetch-data.yaml --count 8192 --out /tmp/runx-pack
       log memmap-prefetch $R bench/memmap-prefetch.yaml --db "$DB" --force
       ;;
+    torchscript)  # torchvision models as TorchScript files, trained by runx and by PyTorch eager
+      section torchscript; source build-device/env.sh
+      TS=${TS_DIR:-/tmp/ts}; MODELS=${TS_MODELS:-vit_b_16 convnext_tiny mobilenet_v3_large resnet50}
+      log ts-export python3 bench/peer_torchscript.py --export "$TS" --models "$(echo $MODELS | tr ' ' ,)"
+      log ts-peer python3 bench/peer_torchscript.py --models "$(echo $MODELS | tr ' ' ,)"
+      for m in $MODELS; do
+        log "ts-$m" $R bench/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
+          --set repeats="${TS_REPEATS:-1}"
+      done
+      for m in ${TS_EXECUTOR_MODELS:-vit_b_16 convnext_tiny}; do
+        log "ts-executor-$m" $R bench/torchscript-executor.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
+          --set repeats="${TS_REPEATS:-1}"
+      done
+      # cuda_graphs on a traced attention model: captured, or refused before the first step with its reason
+      log ts-graphs $R bench/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/vit_b_16.pt" \
+        --set precision=bf16 --set 'optimizations=[cuda_graphs]' --set sweep.axes.optimizations=[channels_last] \
+        --set sweep.axes.precision=[bf16] --set repeats=1
+      $R query --db "$DB" "SELECT t.label, t.status, t.error, substr(t.error_detail, 1, 600) AS detail
+        FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.id = (SELECT max(id) FROM runs)" > "$OUT/ts-graphs-status.log" 2>&1
+      cat "$OUT/ts-graphs-status.log"
+      ;;
     tests)
       section tests; source build-device/env.sh
       if [ ! -d /usr/share/datasets/fashion-mnist ] && ls .device/debs/dataset-fashion-mnist_*.deb >/dev/null 2>&1; then
@@ -93,8 +114,8 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
           mkdir -p /usr/share/datasets && ln -sfn /tmp/fmnist/usr/share/datasets/fashion-mnist /usr/share/datasets/fashion-mnist ||
           echo "fashion-mnist could not be installed: its tests will fail"
       fi
-      TAIL=15 log unit ./build-device/runx_unit_test --gtest_brief=1
-      TAIL=40 log integration ./build-device/runx_integration_test --gtest_brief=1
+      TAIL=15 log unit ./build-device/runx_unit_test --gtest_brief=1 ${UNIT_FILTER:+--gtest_filter=$UNIT_FILTER}
+      TAIL=40 log integration ./build-device/runx_integration_test --gtest_brief=1 ${INTEGRATION_FILTER:+--gtest_filter=$INTEGRATION_FILTER}
       ;;
     *) echo "unknown section '$what'"; exit 2 ;;
   esac

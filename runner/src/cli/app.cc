@@ -13,7 +13,7 @@ namespace runx::cli {
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "doctor", "plugins", "trial", "data", "help"};
+const char* const kSubcommands[] = {"run", "validate", "plan", "query", "merge", "doctor", "plugins", "trial", "data", "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -77,6 +77,16 @@ int Main(int argc, char** argv) {
   query_cmd->add_option("--format", format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
 
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
+  bool allow_running = false;
+  auto* merge_cmd = app.add_subcommand(
+      "merge", "add the runs and trials of other results stores (other machines, shards) to one store");
+  merge_cmd->add_option("out", merge_out, "the store to merge into (created if missing)")->required();
+  merge_cmd->add_option("inputs", merge_inputs, "the stores to merge; only read")->required();
+  merge_cmd->add_flag("--allow-running", allow_running,
+                      "merge runs that are still running as they are now (a later merge brings the rest)");
+
   auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
   auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
 
@@ -113,6 +123,7 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
   if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
+  if (*merge_cmd) return Merge(merge_out, merge_inputs, allow_running);
   if (*doctor_cmd) return Doctor();
   if (*plugins_cmd) return Plugins();
   if (*pack_cmd) return DataPack(pack);

@@ -36,6 +36,9 @@ int Plan(const std::string& file, const std::vector<std::string>& overrides,
 int Validate(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
 /// `runx query SQL`: read-only; exit 1 on a refused or failed statement.
 int Query(const std::string& db, const std::string& sql, const std::string& format);
+/// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
+/// exit 1 when it cannot (OUT is then unchanged).
+int Merge(const std::string& out, const std::vector<std::string>& inputs, bool allow_running);
 /// `runx doctor` and `runx plugins`.
 int Doctor();
 int Plugins();

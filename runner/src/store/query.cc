@@ -329,4 +329,24 @@ QueryResult QueryReadOnly(const std::string& path, const std::string& sql) {
   return result;
 }
 
+void SnapshotReadOnly(const std::string& path, const std::string& dest) {
+  Session session(path);
+  sqlite3* raw = nullptr;
+  const int opened = sqlite3_open_v2(dest.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  DbPtr copy(raw);
+  if (opened != SQLITE_OK) {
+    throw StoreError(fmt::format("cannot create '{}': {}", dest, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(opened)));
+  }
+  sqlite3_backup* backup = sqlite3_backup_init(copy.get(), "main", session.db(), "main");
+  if (backup == nullptr) {
+    throw StoreError(fmt::format("cannot read results store '{}': {}", path, sqlite3_errmsg(copy.get())));
+  }
+  // All pages in one step, under one read lock of the store: a consistent snapshot.
+  const int copied = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (copied != SQLITE_DONE) {
+    throw StoreError(fmt::format("cannot read results store '{}': {}", path, sqlite3_errstr(copied)));
+  }
+}
+
 }  // namespace runx::store

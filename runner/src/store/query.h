@@ -44,6 +44,11 @@ void QueryReadOnly(const std::string& path, const std::string& sql, RowSink& sin
 /// The whole result in memory: for small results and tests (QueryReadOnly with a collecting sink).
 QueryResult QueryReadOnly(const std::string& path, const std::string& sql);
 
+/// Copies a consistent snapshot of the store at `path` into `dest` (a new file), reading the store
+/// the way QueryReadOnly does: nothing in it or beside it changes, a live writer included
+/// (`runx merge` reads its inputs so). Throws StoreError when it cannot be read (not a database).
+void SnapshotReadOnly(const std::string& path, const std::string& dest);
+
 /// What QueryReadOnly looks at beside a store before it opens it.
 struct StoreSite {
   bool wal_exists = false;     ///< PATH-wal: a writer has the store open, or left transactions

@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
+#include <openssl/evp.h>
+#include <sqlite3.h>
 
 #include "store/store.h"
 #include "store/views.h"
@@ -179,6 +181,61 @@ CREATE TABLE claims (
 );
 )sql";
 
+// Version 4: global identities, so that stores written on other machines or by other shards can
+// be merged (store/merge.h): every run and trial gets a `uid` that no other run or trial anywhere
+// has. New rows get 128 random bits (the triggers, so that every writer, the sqlite3 shell
+// included, gets one); rows of older stores get a uid derived from what identified them in their
+// file (runx_uid, registered by Migrate), so that two copies of one store, or one old input merged
+// twice, give their rows the same uids.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE runs ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+UPDATE runs SET uid = runx_uid('run', id, started_at, host, pid, pid_token, plan_hash, shard, command);
+CREATE UNIQUE INDEX runs_uid ON runs(uid);
+CREATE TRIGGER runs_new_uid AFTER INSERT ON runs WHEN NEW.uid = ''
+BEGIN
+  UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE id = NEW.id;
+END;
+
+ALTER TABLE trials ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+UPDATE trials SET uid = runx_uid('trial', (SELECT r.uid FROM runs r WHERE r.id = trials.run_id), id,
+                                 started_at, label, repeat_index);
+CREATE UNIQUE INDEX trials_uid ON trials(uid);
+CREATE TRIGGER trials_new_uid AFTER INSERT ON trials WHEN NEW.uid = ''
+BEGIN
+  UPDATE trials SET uid = lower(hex(randomblob(16))) WHERE id = NEW.id;
+END;
+)sql";
+
+// runx_uid(...): the first 128 bits of the sha256 of its arguments (each as text, with its
+// length, NULL as '-'), as 32 lower-case hex digits: the uid of a row of an older store.
+void RunxUid(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) {
+    if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+      text += "-;";
+      continue;
+    }
+    const auto* value = reinterpret_cast<const char*>(sqlite3_value_text(argv[i]));
+    const int size = sqlite3_value_bytes(argv[i]);
+    text += fmt::format("{}:", size);
+    text.append(value ? value : "", static_cast<size_t>(size));
+    text += ';';
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < 16 && i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  sqlite3_result_text(context, hex.c_str(), static_cast<int>(hex.size()), SQLITE_TRANSIENT);
+}
+
+void RegisterFunctions(SQLite::Database& db) {
+  const int rc = sqlite3_create_function_v2(db.getHandle(), "runx_uid", -1,
+                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, &RunxUid,
+                                            nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) throw SQLite::Exception(db.getHandle(), rc);
+}
+
 bool TableExists(SQLite::Database& db, const char* name) {
   SQLite::Statement q(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?");
   q.bind(1, name);
@@ -209,6 +266,7 @@ const std::vector<Migration>& Migrations() {
       {1, kSchemaV1},
       {2, kSchemaV2},
       {3, kSchemaV3},
+      {4, kSchemaV4},
   };
   return kMigrations;
 }
@@ -239,6 +297,7 @@ void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
   const int found = ReadSchemaVersion(db, path);
   CheckNotNewer(found, latest, path);
   if (found == latest) return;
+  RegisterFunctions(db);
   for (const Migration& m : migrations) {
     // IMMEDIATE takes the write lock first, so two processes opening a new store at once
     // do not both apply the same step: the second one re-reads the version and skips it.

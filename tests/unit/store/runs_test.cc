@@ -58,7 +58,7 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   ASSERT_EQ(old_trials.size(), 19u);
   ASSERT_EQ(Rows(path, "SELECT status FROM sweeps WHERE id = 3")[0][0], Value(std::string("running")));
 
-  { EXPECT_EQ(Store::Open(path).schema_version(), 3); }
+  { EXPECT_EQ(Store::Open(path).schema_version(), 4); }
 
   EXPECT_EQ(Rows(path,
                  "SELECT id, run_id, label, status, repeat_index, order_index, coalesce(error, ''), "
@@ -76,6 +76,16 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   EXPECT_EQ(CountRows(path, "run_trials rt JOIN trials t ON t.id = rt.trial_id "
                             "WHERE rt.run_id = t.run_id AND rt.label = t.label AND rt.reused = 0"),
             19);
+  // Version 4: every run and trial has a uid of 32 hex digits, unique, derived from what
+  // identified it in this file, so that the same old store migrated again gets the same uids.
+  EXPECT_EQ(CountRows(path, "runs WHERE length(uid) = 32 AND uid NOT GLOB '*[^0-9a-f]*'"), CountRows(path, "runs"));
+  EXPECT_EQ(CountRows(path, "trials WHERE length(uid) = 32 AND uid NOT GLOB '*[^0-9a-f]*'"), 19);
+  EXPECT_EQ(CountRows(path, "(SELECT DISTINCT uid FROM trials)"), 19);
+  const std::string again = PathOf("v2-again.db");
+  LoadVersion2Fixture(again);
+  { Store::Open(again); }
+  EXPECT_EQ(Rows(again, "SELECT id, uid FROM trials ORDER BY id"), Rows(path, "SELECT id, uid FROM trials ORDER BY id"));
+  EXPECT_EQ(Rows(again, "SELECT id, uid FROM runs ORDER BY id"), Rows(path, "SELECT id, uid FROM runs ORDER BY id"));
   // The sweep its runx left 'running' when it was killed is interrupted now.
   EXPECT_EQ(Rows(path, "SELECT status FROM runs WHERE id = 3")[0][0], Value(std::string("interrupted")));
   // The views answer on the old data, and the store takes new runs.
@@ -91,6 +101,9 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   TrialRecord t = MakeTrial(run, 0, {"baseline", true, 0, "ok", "", 100, 10});
   store.RecordTrial(t);
   EXPECT_EQ(CountRows(path, "trial_summary WHERE run_id = " + std::to_string(run)), 1);
+  // New rows get random uids of the same form.
+  EXPECT_EQ(CountRows(path, "runs WHERE length(uid) = 32 AND id = " + std::to_string(run)), 1);
+  EXPECT_EQ(CountRows(path, "(SELECT DISTINCT uid FROM trials)"), 20);
   SQLite::Database check(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(check.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(check.execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt(), 0);

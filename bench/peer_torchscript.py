@@ -1,0 +1,70 @@
+"""Models nobody here wrote, for runx's `model: {name: torchscript}`, and PyTorch eager's figures for
+the same work, so that runx can be compared side by side in ONE call on the GPU machine.
+
+python3 bench/peer_torchscript.py --export /tmp/ts      # writes /tmp/ts/<model>.pt, prints nothing else
+python3 bench/peer_torchscript.py --models vit_b_16,convnext_tiny --configs fp32,bf16,fp32+cl,bf16+cl
+Models (torchvision, 1000 classes, 224x224): vit_b_16 (attention, LayerNorm, GELU) and convnext_tiny
+(depthwise 7x7 convolutions, LayerNorm, GELU) traced with torch.jit.trace; mobilenet_v3_large
+(depthwise convolutions, hardswish, squeeze-excitation) and resnet50 (plain convolutions) scripted
+with torch.jit.script. Exported in training mode on the CPU, as a user would save them.
+Training: SGD momentum 0.9, cross-entropy, synthetic batches, as runx's bench/torchscript-models.yaml.
+Prints one JSON line per (model, config): {"model", "config", "batch", "ms_per_step", "samples_per_s"}.
+Configs: fp32 | bf16 (autocast) | +cl (channels_last model and input).
+"""
+import argparse, json, os, time, torch, torchvision
+
+KINDS = {"vit_b_16": "trace", "convnext_tiny": "trace", "mobilenet_v3_large": "script", "resnet50": "script"}
+
+def build(name):
+    torch.manual_seed(0)
+    return getattr(torchvision.models, name)(num_classes=1000)
+
+def export(out, names):
+    os.makedirs(out, exist_ok=True)
+    for name in names:
+        m = build(name).train()
+        if KINDS[name] == "trace":
+            ts = torch.jit.trace(m, torch.randn(2, 3, 224, 224), check_trace=False)
+        else:
+            ts = torch.jit.script(m)
+        torch.jit.save(ts, os.path.join(out, name + ".pt"))
+
+def run(name, cfg, batch, steps, warmup):
+    parts = cfg.split("+")
+    prec, cl = parts[0], "cl" in parts
+    torch.backends.cudnn.benchmark = True
+    fmt = torch.channels_last if cl else torch.contiguous_format
+    m = build(name).cuda().train().to(memory_format=fmt)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, 3, 224, 224, device="cuda").contiguous(memory_format=fmt)
+    y = torch.randint(0, 1000, (batch,), device="cuda")
+    amp = prec == "bf16"
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = torch.nn.functional.cross_entropy(m(x), y)
+        loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
+    for _ in range(warmup): step()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(steps): step()
+    e.record(); torch.cuda.synchronize()
+    ms = s.elapsed_time(e) / steps
+    return {"peer": "pytorch-" + torch.__version__, "model": name, "config": cfg, "batch": batch,
+            "ms_per_step": round(ms, 3), "samples_per_s": round(batch * 1000 / ms, 1)}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--export", help="write the TorchScript files into this folder and exit")
+    ap.add_argument("--models", default=",".join(KINDS))
+    ap.add_argument("--configs", default="fp32,bf16,fp32+cl,bf16+cl")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=30); ap.add_argument("--warmup", type=int, default=10)
+    a = ap.parse_args()
+    names = a.models.split(",")
+    if a.export:
+        export(a.export, names)
+    else:
+        for name in names:
+            for cfg in a.configs.split(","):
+                print(json.dumps(run(name, cfg, a.batch, a.steps, a.warmup)), flush=True)
