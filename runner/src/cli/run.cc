@@ -15,6 +15,7 @@
 #include "engine/sweep.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
+#include "store/history.h"
 #include "store/store.h"
 
 namespace runx::cli {
@@ -110,6 +111,11 @@ int Run(const RunArgs& args) {
                  result.reused ? fmt::format("; {} trial{} reused from earlier runs", result.reused,
                                              result.reused == 1 ? "" : "s")
                                : "");
+      // Once an experiment has runs to compare, say how.
+      if (!name.empty() && store::ListRuns(store, name, 2).size() > 1) {
+        const std::string at = db == "results/runx.db" ? "" : " --db " + db;
+        fmt::print("compare: runx compare previous latest{}; history: runx history {}{}\n", at, name, at);
+      }
     }
     const bool exported = ExportTables(args, rows, {result.run_id, name});
     if (result.interrupted) {

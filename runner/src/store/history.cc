@@ -57,12 +57,14 @@ int64_t ByGitRevision(SQLite::Database& db, const std::string& ref, const std::s
                                  "(4 or more hex digits of the commit runx was built from)",
                                  ref));
   }
+  // runx records a 12-digit sha: a longer revision (a full `git rev-parse`) matches it too.
   SQLite::Statement shas(db, "SELECT DISTINCT r.git_sha FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                             "WHERE substr(lower(r.git_sha), 1, ?) = ? AND (? = '' OR e.name = ?) ORDER BY r.git_sha");
+                             "WHERE (substr(lower(r.git_sha), 1, ?1) = ?2 OR (length(r.git_sha) >= 7 "
+                             "AND substr(?2, 1, length(r.git_sha)) = lower(r.git_sha))) "
+                             "AND (?3 = '' OR e.name = ?3) ORDER BY r.git_sha");
   shas.bind(1, static_cast<int64_t>(prefix.size()));
   shas.bind(2, prefix);
   shas.bind(3, experiment);
-  shas.bind(4, experiment);
   std::vector<std::string> found;
   while (shas.executeStep()) found.push_back(shas.getColumn(0).getString());
   if (found.empty()) {

@@ -42,8 +42,9 @@ struct TrialIdentity {
 ///   - `latest`: the newest run that is not running (of `experiment` when not empty);
 ///   - `previous`: the newest run before `latest` with the same experiment name as `latest`;
 ///   - anything else: a git revision, a prefix (4 hex digits or more) of runs.git_sha: the newest
-///     run of that build (of `experiment` when not empty). A prefix that names two commits is
-///     refused with the commits it matches.
+///     run of that build (of `experiment` when not empty); a longer revision (40 digits) matches
+///     the shorter sha runx records. A prefix that names two commits is refused with the commits
+///     it matches.
 /// Throws StoreError with a message for people when nothing matches.
 int64_t ResolveRun(Store& store, const std::string& ref, const std::string& experiment = "");
 
