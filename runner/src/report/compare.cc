@@ -96,6 +96,10 @@ ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const Com
     if (!ra.empty() && !(*c.samples_per_s_a > 0)) c.note = "A processed no samples";
     return c;
   }
+  std::set<int64_t> ids_a, ids_b;
+  for (const store::RunTrial* t : a.trials) ids_a.insert(t->trial_id);
+  for (const store::RunTrial* t : b.trials) ids_b.insert(t->trial_id);
+  if (ids_a == ids_b) c.note = "the same trials (a run reused the other's results; --force measures again)";
   c.ratio = BootstrapSpeedup(ra, rb, options.resamples, options.seed);
   c.verdict = Judge(*c.ratio, options.threshold);
   if (c.verdict.change == Change::kNoChange && !c.verdict.within_threshold) {
@@ -133,7 +137,6 @@ std::string Notes(const ComparedVariant& v) {
   if (!v.note.empty()) notes.push_back(v.note);
   if (v.noise_a.unstable()) notes.emplace_back("A unstable");
   if (v.noise_b.unstable()) notes.emplace_back("B unstable");
-  if (v.repeats_needed) notes.push_back(fmt::format("~{} repeats would resolve it", *v.repeats_needed));
   return fmt::format("{}", fmt::join(notes, "; "));
 }
 
@@ -171,9 +174,9 @@ std::vector<std::string> Remarks(const Comparison& c, bool gate) {
   return out;
 }
 
-nlohmann::json RunJson(const store::RunOverview& r) {
+nlohmann::ordered_json RunJson(const store::RunOverview& r) {
   return {{"run_id", r.id},         {"experiment", r.experiment}, {"git_sha", r.git_sha},
-          {"git_dirty", r.git_dirty ? nlohmann::json(*r.git_dirty) : nlohmann::json(nullptr)},
+          {"git_dirty", r.git_dirty ? nlohmann::ordered_json(*r.git_dirty) : nlohmann::ordered_json(nullptr)},
           {"runx_build", r.runx_build}, {"started_at", r.started_at}, {"host", r.host},
           {"devices", r.devices},   {"status", r.status}};
 }
@@ -334,7 +337,7 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
   const std::vector<std::string> env = EnvironmentDifferences(a, b);
   if (format == OutputFormat::kCsv) return RenderCsv(CompareDataTable(c));
   if (format == OutputFormat::kJson) {
-    nlohmann::json doc = {{"a", RunJson(a)},
+    nlohmann::ordered_json doc = {{"a", RunJson(a)},
                           {"b", RunJson(b)},
                           {"threshold", c.threshold},
                           {"environment_differences", env},
@@ -342,7 +345,7 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
                           {"only_in_a", c.only_in_a},
                           {"only_in_b", c.only_in_b},
                           {"regressions", c.Regressions()}};
-    return doc.dump(2) + "\n";
+    return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
   const bool md = format == OutputFormat::kMarkdown;
   std::string out;

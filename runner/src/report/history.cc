@@ -170,7 +170,7 @@ std::string RenderHistory(const std::vector<HistoryRun>& runs, const std::string
     case OutputFormat::kCsv:
       return RenderCsv(HistoryDataTable(runs));
     case OutputFormat::kJson:
-      return ToJson(HistoryDataTable(runs)).dump(2) + "\n";
+      return ToJson(HistoryDataTable(runs)).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     case OutputFormat::kTable:
     case OutputFormat::kMarkdown:
       break;

@@ -157,16 +157,23 @@ std::string ExportReport(const std::vector<VariantRow>& rows, OutputFormat forma
     case OutputFormat::kTable:
       return RenderReport(rows) + RenderNoise(rows);
     case OutputFormat::kMarkdown: {
+      std::string out = RenderMarkdown(ReportTextTable(rows));
       const std::string noise = RenderNoise(rows);
-      return RenderMarkdown(ReportTextTable(rows)) + (noise.empty() ? "" : "\n" + noise);
+      if (!noise.empty()) out += "\n";
+      for (size_t start = 0; start < noise.size();) {  // each line a list item
+        const size_t end = noise.find('\n', start);
+        out += "- " + noise.substr(start, end - start + 1);
+        start = end + 1;
+      }
+      return out;
     }
     case OutputFormat::kCsv:
       return RenderCsv(ReportDataTable(rows));
     case OutputFormat::kJson: {
-      nlohmann::json doc = {{"run_id", context.run_id},
+      nlohmann::ordered_json doc = {{"run_id", context.run_id},
                             {"experiment", context.experiment},
                             {"variants", ToJson(ReportDataTable(rows))}};
-      return doc.dump(2) + "\n";
+      return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     }
   }
   return "";

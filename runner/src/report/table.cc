@@ -92,10 +92,10 @@ std::string RenderCsv(const DataTable& table) {
   return store::FormatResult({table.columns, table.rows}, store::Format::kCsv);
 }
 
-nlohmann::json ToJson(const DataTable& table) {
-  nlohmann::json rows = nlohmann::json::array();
+nlohmann::ordered_json ToJson(const DataTable& table) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& row : table.rows) {
-    nlohmann::json o = nlohmann::json::object();
+    nlohmann::ordered_json o = nlohmann::ordered_json::object();
     for (size_t c = 0; c < table.columns.size(); ++c) {
       const store::Value& v = c < row.size() ? row[c] : store::Value{};
       if (const auto* i = std::get_if<int64_t>(&v)) {

@@ -45,7 +45,7 @@ struct DataTable {
 /// CSV as `runx query --format csv` writes it (RFC 4180, CRLF, a header row).
 std::string RenderCsv(const DataTable& table);
 
-/// The rows as a JSON array of objects keyed by column name.
-nlohmann::json ToJson(const DataTable& table);
+/// The rows as a JSON array of objects keyed by column name, in column order.
+nlohmann::ordered_json ToJson(const DataTable& table);
 
 }  // namespace runx::report

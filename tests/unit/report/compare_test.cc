@@ -121,6 +121,13 @@ TEST_F(CompareTest, TwoVariantsByLabel) {
       store::StoreError);
 }
 
+TEST_F(CompareTest, TheSameTrialsInBothRunsAreNamed) {
+  const Comparison c = Compare(a_, a_, {});
+  ASSERT_EQ(c.variants.size(), 4u);
+  EXPECT_EQ(c.variants[0].note, "the same trials (a run reused the other's results; --force measures again)");
+  EXPECT_EQ(c.variants[0].verdict.change, Change::kNoChange);
+}
+
 TEST_F(CompareTest, AVariantWithoutOkTrialsHasNoRatio) {
   AddVariant(a_, "oom", "c-oom", 1.0, 2, "oom");
   AddVariant(b_, "oom", "c-oom", 1.0);

@@ -78,6 +78,7 @@ TEST(Table, TheReportExportsInEveryFormat) {
   const std::string md = ExportReport(rows, OutputFormat::kMarkdown, context);
   EXPECT_EQ(md.rfind("| variant | trials | step ms (p10-p90) | samples/s |", 0), 0u) << md;
   EXPECT_NE(md.find("| bf16 | 2/2 | 10.00 (9.50-10.50) | 150.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("|\n\n- noise: bf16: repeats disagree"), std::string::npos) << md;
   const std::string csv = ExportReport(rows, OutputFormat::kCsv, context);
   EXPECT_EQ(csv.rfind("label,is_baseline,trials,ok_trials,step_ms_median,", 0), 0u) << csv;
   const auto json = nlohmann::json::parse(ExportReport(rows, OutputFormat::kJson, context));
