@@ -140,8 +140,6 @@ std::string Notes(const ComparedVariant& v) {
   return fmt::format("{}", fmt::join(notes, "; "));
 }
 
-store::Value Number(const std::optional<double>& v) { return v ? store::Value(*v) : store::Value{}; }
-
 std::string Samples(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
 
 // The lines after the table: variants in one run only, noise, and the gate's verdict.
@@ -324,8 +322,8 @@ DataTable CompareDataTable(const Comparison& c) {
     std::vector<std::string> noise;
     for (const auto& r : v.noise_a.reasons) noise.push_back("A: " + r);
     for (const auto& r : v.noise_b.reasons) noise.push_back("B: " + r);
-    t.rows.push_back({v.label_a, v.label_b, Number(v.samples_per_s_a), Number(v.samples_per_s_b), Number(v.step_ms_a),
-                      Number(v.step_ms_b), ratio, low, high, pct, verdict, within,
+    t.rows.push_back({v.label_a, v.label_b, NumberOrNull(v.samples_per_s_a), NumberOrNull(v.samples_per_s_b), NumberOrNull(v.step_ms_a),
+                      NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
                       int64_t{v.noise_a.unstable() ? 1 : 0}, int64_t{v.noise_b.unstable() ? 1 : 0}, needed,
                       fmt::format("{}", fmt::join(noise, "; ")), v.note});
   }

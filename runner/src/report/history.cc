@@ -7,8 +7,6 @@
 namespace runx::report {
 namespace {
 
-store::Value Number(const std::optional<double>& v) { return v ? store::Value(*v) : store::Value{}; }
-
 CompareSide SideOf(store::Store& store, int64_t run_id) {
   CompareSide side;
   side.run_id = run_id;
@@ -147,10 +145,10 @@ DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
           f.label,
           int64_t{f.ok_trials},
           int64_t{f.trials},
-          Number(f.samples_per_s),
-          Number(f.step_ms_median),
-          Number(f.step_ms_p10),
-          Number(f.step_ms_p90),
+          NumberOrNull(f.samples_per_s),
+          NumberOrNull(f.step_ms_median),
+          NumberOrNull(f.step_ms_p10),
+          NumberOrNull(f.step_ms_p90),
           h.previous_run ? store::Value(*h.previous_run) : store::Value{},
           ratio,
           low,

@@ -11,15 +11,8 @@ namespace {
 
 constexpr const char* kNone = "-";
 
-// Display width of UTF-8 text: its code points (the table's texts have no wide characters).
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 std::string PadLeft(const std::string& s, size_t width) {
-  const size_t w = Width(s);
+  const size_t w = DisplayWidth(s);
   return w >= width ? s : std::string(width - w, ' ') + s;
 }
 
@@ -47,7 +40,7 @@ struct Composite {
 
 std::vector<std::string> AlignComposites(const std::vector<Composite>& cells) {
   size_t head = 0;
-  for (const Composite& c : cells) head = std::max(head, Width(c.head));
+  for (const Composite& c : cells) head = std::max(head, DisplayWidth(c.head));
   std::vector<std::string> out;
   for (const Composite& c : cells) out.push_back(PadLeft(c.head, head) + c.tail);
   return out;
@@ -76,8 +69,6 @@ std::string Notes(const VariantRow& r) {
   if (!failed.empty()) notes.push_back(fmt::format("{}", fmt::join(failed, ", ")));
   return fmt::format("{}", fmt::join(notes, "; "));
 }
-
-store::Value Number(const std::optional<double>& v) { return v ? store::Value(*v) : store::Value{}; }
 
 }  // namespace
 
@@ -128,10 +119,10 @@ DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
       significant = int64_t{r.speedup->significant ? 1 : 0};
     }
     t.rows.push_back({r.label, int64_t{r.is_baseline ? 1 : 0}, int64_t{r.trials}, int64_t{r.ok_trials},
-                      Number(r.step_ms_median), Number(r.step_ms_p10), Number(r.step_ms_p90),
-                      Number(r.samples_per_s),
-                      r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, Number(r.final_loss),
-                      Number(r.accuracy), Number(r.accuracy_delta), speedup, low, high, significant,
+                      NumberOrNull(r.step_ms_median), NumberOrNull(r.step_ms_p10), NumberOrNull(r.step_ms_p90),
+                      NumberOrNull(r.samples_per_s),
+                      r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, NumberOrNull(r.final_loss),
+                      NumberOrNull(r.accuracy), NumberOrNull(r.accuracy_delta), speedup, low, high, significant,
                       int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
                       fmt::format("{}", fmt::join(statuses, ", "))});
   }

@@ -12,15 +12,8 @@ namespace {
 
 constexpr const char* kGap = "  ";
 
-// Display width of UTF-8 text: its code points (the tables' texts have no wide characters).
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 std::string Pad(const std::string& s, size_t width, bool right) {
-  const size_t w = Width(s);
+  const size_t w = DisplayWidth(s);
   if (w >= width) return s;
   const std::string fill(width - w, ' ');
   return right ? fill + s : s + fill;
@@ -39,6 +32,14 @@ std::string MarkdownCell(const std::string& text) {
 
 }  // namespace
 
+size_t DisplayWidth(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+store::Value NumberOrNull(const std::optional<double>& value) { return value ? store::Value(*value) : store::Value{}; }
+
 std::string FormatMs(double ms) {
   return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms);
 }
@@ -54,9 +55,9 @@ std::optional<OutputFormat> ParseOutputFormat(const std::string& name) {
 std::string RenderText(const TextTable& table) {
   if (table.rows.empty()) return "";
   std::vector<size_t> widths;
-  for (const std::string& h : table.headers) widths.push_back(Width(h));
+  for (const std::string& h : table.headers) widths.push_back(DisplayWidth(h));
   for (const auto& row : table.rows) {
-    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], Width(row[c]));
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
   }
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string out;

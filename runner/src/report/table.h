@@ -18,6 +18,12 @@ enum class OutputFormat { kTable, kCsv, kJson, kMarkdown };
 /// "table" | "csv" | "json" | "markdown"; nullopt for anything else.
 std::optional<OutputFormat> ParseOutputFormat(const std::string& name);
 
+/// Display width of UTF-8 text: its code points (the tables' texts have no wide characters).
+size_t DisplayWidth(const std::string& text);
+
+/// A number for a DataTable cell, NULL when there is none.
+store::Value NumberOrNull(const std::optional<double>& value);
+
 /// Milliseconds for people: two decimals, or three significant digits below 1 ms.
 std::string FormatMs(double ms);
 
