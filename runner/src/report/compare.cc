@@ -119,18 +119,7 @@ std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
   return v.empty() ? "-" : fmt::format("{}", fmt::join(v, sep));
 }
 
-std::string VerdictWord(const ComparedVariant& v) {
-  if (!v.ratio) return "";
-  switch (v.verdict.change) {
-    case Change::kFaster:
-      return "faster";
-    case Change::kSlower:
-      return "slower";
-    case Change::kNoChange:
-      return "no change";
-  }
-  return "";
-}
+std::string VerdictWord(const ComparedVariant& v) { return v.ratio ? ChangeName(v.verdict.change) : ""; }
 
 std::string Notes(const ComparedVariant& v) {
   std::vector<std::string> notes;
@@ -197,17 +186,22 @@ Verdict Judge(const SpeedupInterval& ratio, double threshold) {
   return {Change::kNoChange, ratio.low >= 1 - threshold && ratio.high <= 1 + threshold};
 }
 
-std::string VerdictText(const Verdict& verdict, double threshold) {
-  switch (verdict.change) {
+const char* ChangeName(Change change) {
+  switch (change) {
     case Change::kFaster:
       return "faster";
     case Change::kSlower:
       return "slower";
     case Change::kNoChange:
-      return verdict.within_threshold ? fmt::format("no change (below the {} threshold)", Percent(threshold))
-                                      : "no change (inconclusive)";
+      return "no change";
   }
   return "";
+}
+
+std::string VerdictText(const Verdict& verdict, double threshold) {
+  if (verdict.change != Change::kNoChange) return ChangeName(verdict.change);
+  return verdict.within_threshold ? fmt::format("no change (below the {} threshold)", Percent(threshold))
+                                  : "no change (inconclusive)";
 }
 
 std::vector<std::string> Comparison::Regressions() const {

@@ -35,6 +35,9 @@ struct Verdict {
 /// change; 1.01 (1.01-1.01) with a 2% threshold is no change, within the threshold.
 Verdict Judge(const SpeedupInterval& ratio, double threshold);
 
+/// "faster", "slower" or "no change".
+const char* ChangeName(Change change);
+
 /// "faster", "slower", "no change (below the 2% threshold)" or "no change (inconclusive)".
 std::string VerdictText(const Verdict& verdict, double threshold);
 

@@ -17,16 +17,7 @@ CompareSide SideOf(store::Store& store, int64_t run_id) {
 
 std::string ChangeWord(const HistoryVariant& v) {
   if (!v.vs_previous) return "new";
-  if (!v.vs_previous->ratio) return "";
-  switch (v.vs_previous->verdict.change) {
-    case Change::kFaster:
-      return "faster";
-    case Change::kSlower:
-      return "slower";
-    case Change::kNoChange:
-      return "no change";
-  }
-  return "";
+  return v.vs_previous->ratio ? ChangeName(v.vs_previous->verdict.change) : "";
 }
 
 }  // namespace
