@@ -2,6 +2,8 @@
 // store: two runs of a tiny experiment get a verdict per variant, history lists them newest first,
 // the regression gate fails on a store where B is clearly slower (built with the Store API, not
 // left to timing noise), and --export-json has every variant.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -31,12 +33,15 @@ constexpr const char* kTiny =
 class CompareCli : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The pid keeps two checkouts running this test at once apart.
     dir_ = fs::temp_directory_path() /
-           ("runx_compare_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("runx_compare_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
   }
+  void TearDown() override { runx::testing::RemoveTree(dir_.string()); }
   std::string Write(const std::string& name, const std::string& text) {
     const auto p = dir_ / name;
     std::ofstream(p) << text;
@@ -119,7 +124,8 @@ TEST_F(CompareCli, TwoRunsGetAVerdictPerVariantAndAHistory) {
   EXPECT_EQ(std::count(limited.out.begin(), limited.out.end(), '\n'), 3) << limited.out;  // header + 2 variants
 
   // What decides noise on this machine is recorded with the run.
-  const auto env = Runx("query --db " + db_ + " \"SELECT value FROM environment WHERE run_id = 1 AND trial_id IS "
+  const auto env = Runx("query --db " + db_ +
+                        " \"SELECT value FROM environment WHERE run_id = 1 AND trial_id IS "
                         "NULL AND key = 'noise.load_average'\"");
   EXPECT_NE(env.out.find('.'), std::string::npos) << env.out;
 }

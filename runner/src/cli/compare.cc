@@ -51,8 +51,9 @@ std::optional<double> ParseThreshold(const std::string& text) {
 int Compare(const CompareArgs& args) {
   const auto threshold = ParseThreshold(args.threshold);
   if (!threshold) {
-    fmt::print(stderr, "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
-                       "fraction such as 0.02), from 0 up to 100%\n",
+    fmt::print(stderr,
+               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
+               "fraction such as 0.02), from 0 up to 100%\n",
                args.threshold);
     return 2;
   }
@@ -81,10 +82,13 @@ int Compare(const CompareArgs& args) {
     int64_t id_a = 0, id_b = 0;
     try {
       std::string experiment = args.experiment;
-      const auto direct = [](const std::string& r) { return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos; };
+      const auto direct = [](const std::string& r) {
+        return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos;
+      };
       if (direct(a.run)) id_a = store::ResolveRun(store, a.run, args.experiment);
       if (direct(b.run)) id_b = store::ResolveRun(store, b.run, args.experiment);
-      if (experiment.empty() && (id_a || id_b)) experiment = store::ReadRunOverview(store, id_a ? id_a : id_b).experiment;
+      if (experiment.empty() && (id_a || id_b))
+        experiment = store::ReadRunOverview(store, id_a ? id_a : id_b).experiment;
       if (!id_a) id_a = store::ResolveRun(store, a.run, experiment);
       if (!id_b) id_b = store::ResolveRun(store, b.run, experiment);
     } catch (const store::StoreError& e) {

@@ -17,8 +17,9 @@ namespace runx::cli {
 int History(const HistoryArgs& args) {
   const auto threshold = ParseThreshold(args.threshold);
   if (!threshold) {
-    fmt::print(stderr, "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
-                       "fraction such as 0.02), from 0 up to 100%\n",
+    fmt::print(stderr,
+               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
+               "fraction such as 0.02), from 0 up to 100%\n",
                args.threshold);
     return 2;
   }

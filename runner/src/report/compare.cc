@@ -58,8 +58,8 @@ std::vector<Repeat> OkRepeats(const SideVariant& v) {
 }
 
 int OkCount(const SideVariant& v) {
-  return static_cast<int>(std::count_if(v.trials.begin(), v.trials.end(),
-                                        [](const store::RunTrial* t) { return t->status == "ok"; }));
+  return static_cast<int>(
+      std::count_if(v.trials.begin(), v.trials.end(), [](const store::RunTrial* t) { return t->status == "ok"; }));
 }
 
 std::optional<double> MedianStepMs(const std::vector<Repeat>& repeats) {
@@ -103,8 +103,8 @@ ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const Com
   c.ratio = BootstrapSpeedup(ra, rb, options.resamples, options.seed);
   c.verdict = Judge(*c.ratio, options.threshold);
   if (c.verdict.change == Change::kNoChange && !c.verdict.within_threshold) {
-    c.repeats_needed = RepeatsNeeded(std::min(c.noise_a.repeats, c.noise_b.repeats), RelativeHalfWidth(*c.ratio),
-                                     options.threshold);
+    c.repeats_needed =
+        RepeatsNeeded(std::min(c.noise_a.repeats, c.noise_b.repeats), RelativeHalfWidth(*c.ratio), options.threshold);
   }
   return c;
 }
@@ -143,10 +143,11 @@ std::vector<std::string> Remarks(const Comparison& c, bool gate) {
                                 fmt::join(noise->reasons, "; ")));
     }
     if (v.repeats_needed) {
-      out.push_back(fmt::format("noise: {}: the interval {:.3f}-{:.3f} is wider than ±{}; ~{} repeats per run (now "
-                                "{}) would resolve it",
-                                v.label(), v.ratio->low, v.ratio->high, Percent(c.threshold), *v.repeats_needed,
-                                std::min(v.noise_a.repeats, v.noise_b.repeats)));
+      out.push_back(
+          fmt::format("noise: {}: the interval {:.3f}-{:.3f} is wider than ±{}; ~{} repeats per run (now "
+                      "{}) would resolve it",
+                      v.label(), v.ratio->low, v.ratio->high, Percent(c.threshold), *v.repeats_needed,
+                      std::min(v.noise_a.repeats, v.noise_b.repeats)));
     }
   }
   if (gate) {
@@ -154,18 +155,23 @@ std::vector<std::string> Remarks(const Comparison& c, bool gate) {
     if (slower.empty()) {
       out.push_back(fmt::format("regression gate: passed (no variant slower beyond {})", Percent(c.threshold)));
     } else {
-      out.push_back(fmt::format("regression gate: failed: {} slower beyond {}: {}", slower.size(),
-                                Percent(c.threshold), Join(slower)));
+      out.push_back(fmt::format("regression gate: failed: {} slower beyond {}: {}", slower.size(), Percent(c.threshold),
+                                Join(slower)));
     }
   }
   return out;
 }
 
 nlohmann::ordered_json RunJson(const store::RunOverview& r) {
-  return {{"run_id", r.id},         {"experiment", r.experiment}, {"git_sha", r.git_sha},
+  return {{"run_id", r.id},
+          {"experiment", r.experiment},
+          {"git_sha", r.git_sha},
           {"git_dirty", r.git_dirty ? nlohmann::ordered_json(*r.git_dirty) : nlohmann::ordered_json(nullptr)},
-          {"runx_build", r.runx_build}, {"started_at", r.started_at}, {"host", r.host},
-          {"devices", r.devices},   {"status", r.status}};
+          {"runx_build", r.runx_build},
+          {"started_at", r.started_at},
+          {"host", r.host},
+          {"devices", r.devices},
+          {"status", r.status}};
 }
 
 }  // namespace
@@ -244,7 +250,8 @@ Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOpti
 
 std::string DescribeRun(const store::RunOverview& r) {
   return fmt::format("run {} of {}: {} {}, {}, {}, {}, {}", r.id, r.experiment, BuildName(r),
-                     r.build_type.empty() ? "" : r.build_type, ShortDate(r.started_at), r.host, Join(r.devices), r.status);
+                     r.build_type.empty() ? "" : r.build_type, ShortDate(r.started_at), r.host, Join(r.devices),
+                     r.status);
 }
 
 std::vector<std::string> EnvironmentDifferences(const store::RunOverview& a, const store::RunOverview& b) {
@@ -264,8 +271,8 @@ std::vector<std::string> EnvironmentDifferences(const store::RunOverview& a, con
   std::set<std::string> keys;
   for (const auto& [k, v] : a.environment) keys.insert(k);
   for (const auto& [k, v] : b.environment) keys.insert(k);
-  static const std::set<std::string> kShown = {"libtorch_version", "cuda_runtime_version", "cudnn_version", "cpu",
-                                               "os", "intra_op_threads", "inter_op_threads"};
+  static const std::set<std::string> kShown = {"libtorch_version", "cuda_runtime_version", "cudnn_version", "cpu", "os",
+                                               "intra_op_threads", "inter_op_threads"};
   for (const std::string& k : keys) {
     if (!kShown.count(k) && k.rfind("noise.", 0) != 0) continue;
     const auto ia = a.environment.find(k);
@@ -290,18 +297,17 @@ TextTable CompareTextTable(const Comparison& c) {
       change = fmt::format("{} ({} to {})", Signed(v.ratio->estimate), Signed(v.ratio->low), Signed(v.ratio->high));
       verdict = VerdictText(v.verdict, c.threshold);
     }
-    t.rows.push_back({v.label(), Samples(v.samples_per_s_a), Samples(v.samples_per_s_b), ratio, change, verdict,
-                      Notes(v)});
+    t.rows.push_back(
+        {v.label(), Samples(v.samples_per_s_a), Samples(v.samples_per_s_b), ratio, change, verdict, Notes(v)});
   }
   return t;
 }
 
 DataTable CompareDataTable(const Comparison& c) {
   DataTable t;
-  t.columns = {"label_a",       "label_b",    "samples_per_s_a", "samples_per_s_b", "step_ms_a",
-               "step_ms_b",     "ratio",      "ratio_ci_low",    "ratio_ci_high",   "change_pct",
-               "verdict",       "within_threshold", "unstable_a", "unstable_b",     "repeats_needed",
-               "noise",         "note"};
+  t.columns = {"label_a",    "label_b",      "samples_per_s_a", "samples_per_s_b", "step_ms_a", "step_ms_b",
+               "ratio",      "ratio_ci_low", "ratio_ci_high",   "change_pct",      "verdict",   "within_threshold",
+               "unstable_a", "unstable_b",   "repeats_needed",  "noise",           "note"};
   for (const ComparedVariant& v : c.variants) {
     store::Value ratio, low, high, pct, verdict, within, needed;
     if (v.ratio) {
@@ -316,8 +322,8 @@ DataTable CompareDataTable(const Comparison& c) {
     std::vector<std::string> noise;
     for (const auto& r : v.noise_a.reasons) noise.push_back("A: " + r);
     for (const auto& r : v.noise_b.reasons) noise.push_back("B: " + r);
-    t.rows.push_back({v.label_a, v.label_b, NumberOrNull(v.samples_per_s_a), NumberOrNull(v.samples_per_s_b), NumberOrNull(v.step_ms_a),
-                      NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
+    t.rows.push_back({v.label_a, v.label_b, NumberOrNull(v.samples_per_s_a), NumberOrNull(v.samples_per_s_b),
+                      NumberOrNull(v.step_ms_a), NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
                       int64_t{v.noise_a.unstable() ? 1 : 0}, int64_t{v.noise_b.unstable() ? 1 : 0}, needed,
                       fmt::format("{}", fmt::join(noise, "; ")), v.note});
   }
@@ -330,13 +336,13 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
   if (format == OutputFormat::kCsv) return RenderCsv(CompareDataTable(c));
   if (format == OutputFormat::kJson) {
     nlohmann::ordered_json doc = {{"a", RunJson(a)},
-                          {"b", RunJson(b)},
-                          {"threshold", c.threshold},
-                          {"environment_differences", env},
-                          {"variants", ToJson(CompareDataTable(c))},
-                          {"only_in_a", c.only_in_a},
-                          {"only_in_b", c.only_in_b},
-                          {"regressions", c.Regressions()}};
+                                  {"b", RunJson(b)},
+                                  {"threshold", c.threshold},
+                                  {"environment_differences", env},
+                                  {"variants", ToJson(CompareDataTable(c))},
+                                  {"only_in_a", c.only_in_a},
+                                  {"only_in_b", c.only_in_b},
+                                  {"regressions", c.Regressions()}};
     return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
   const bool md = format == OutputFormat::kMarkdown;

@@ -65,7 +65,7 @@ struct ComparedVariant {
   int ok_b = 0, trials_b = 0;
   std::optional<double> samples_per_s_a, samples_per_s_b;  ///< pooled
   std::optional<double> step_ms_a, step_ms_b;              ///< median step time
-  std::optional<SpeedupInterval> ratio;  ///< B/A; empty when a side has no ok trial with steps
+  std::optional<SpeedupInterval> ratio;                    ///< B/A; empty when a side has no ok trial with steps
   Verdict verdict;
   NoiseCheck noise_a, noise_b;
   /// When the interval is inconclusive: roughly how many repeats per run would resolve the
@@ -78,8 +78,8 @@ struct ComparedVariant {
 
 struct Comparison {
   double threshold = 0.02;
-  std::vector<ComparedVariant> variants;   ///< in A's order
-  std::vector<std::string> only_in_a;      ///< labels of variants whose config B lacks
+  std::vector<ComparedVariant> variants;  ///< in A's order
+  std::vector<std::string> only_in_a;     ///< labels of variants whose config B lacks
   std::vector<std::string> only_in_b;
   /// The variants slower beyond the threshold (labels).
   std::vector<std::string> Regressions() const;

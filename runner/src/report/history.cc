@@ -71,12 +71,16 @@ std::string ChangeCell(const HistoryVariant& v) {
 
 TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
   TextTable t;
-  t.headers = {"run", "build", "date", "host", "device", "status", "variant", "samples/s", "step ms (p10-p90)",
+  t.headers = {"run",         "build", "date", "host", "device", "status", "variant", "samples/s", "step ms (p10-p90)",
                "vs previous", ""};
   t.right = {true, false, false, false, false, false, false, true, false, false, false};
   for (const HistoryRun& h : runs) {
-    std::vector<std::string> head = {std::to_string(h.run.id), BuildName(h.run), ShortDate(h.run.started_at), h.run.host,
-                                     fmt::format("{}", fmt::join(h.run.devices, ",")), h.run.status};
+    std::vector<std::string> head = {std::to_string(h.run.id),
+                                     BuildName(h.run),
+                                     ShortDate(h.run.started_at),
+                                     h.run.host,
+                                     fmt::format("{}", fmt::join(h.run.devices, ",")),
+                                     h.run.status};
     if (h.variants.empty()) {
       head.insert(head.end(), {"-", "-", "-", "-", ""});
       t.rows.push_back(head);
@@ -89,9 +93,9 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
       const VariantRow& f = v.figures;
       row.push_back(f.label);
       row.push_back(f.samples_per_s ? fmt::format("{:.1f}", *f.samples_per_s) : "-");
-      row.push_back(f.step_ms_median
-                        ? fmt::format("{} ({}-{})", FormatMs(*f.step_ms_median), FormatMs(*f.step_ms_p10), FormatMs(*f.step_ms_p90))
-                        : "-");
+      row.push_back(f.step_ms_median ? fmt::format("{} ({}-{})", FormatMs(*f.step_ms_median), FormatMs(*f.step_ms_p10),
+                                                   FormatMs(*f.step_ms_p90))
+                                     : "-");
       row.push_back(ChangeCell(v));
       std::vector<std::string> notes;
       if (f.ok_trials != f.trials) notes.push_back(f.status_summary);
@@ -109,10 +113,10 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
 
 DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
   DataTable t;
-  t.columns = {"run_id",        "git_sha",     "git_dirty",   "runx_build",   "started_at",   "host",
-               "devices",       "status",      "label",       "ok_trials",    "trials",       "samples_per_s",
-               "step_ms_median", "step_ms_p10", "step_ms_p90", "previous_run", "ratio",        "ratio_ci_low",
-               "ratio_ci_high", "change",      "unstable"};
+  t.columns = {"run_id",         "git_sha",     "git_dirty",   "runx_build",   "started_at", "host",
+               "devices",        "status",      "label",       "ok_trials",    "trials",     "samples_per_s",
+               "step_ms_median", "step_ms_p10", "step_ms_p90", "previous_run", "ratio",      "ratio_ci_low",
+               "ratio_ci_high",  "change",      "unstable"};
   for (const HistoryRun& h : runs) {
     const std::vector<store::Value> head = {
         h.run.id,
@@ -132,20 +136,19 @@ DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
         low = v.vs_previous->ratio->low;
         high = v.vs_previous->ratio->high;
       }
-      const std::vector<store::Value> tail = {
-          f.label,
-          int64_t{f.ok_trials},
-          int64_t{f.trials},
-          NumberOrNull(f.samples_per_s),
-          NumberOrNull(f.step_ms_median),
-          NumberOrNull(f.step_ms_p10),
-          NumberOrNull(f.step_ms_p90),
-          h.previous_run ? store::Value(*h.previous_run) : store::Value{},
-          ratio,
-          low,
-          high,
-          ChangeWord(v),
-          int64_t{f.noise.unstable() ? 1 : 0}};
+      const std::vector<store::Value> tail = {f.label,
+                                              int64_t{f.ok_trials},
+                                              int64_t{f.trials},
+                                              NumberOrNull(f.samples_per_s),
+                                              NumberOrNull(f.step_ms_median),
+                                              NumberOrNull(f.step_ms_p10),
+                                              NumberOrNull(f.step_ms_p90),
+                                              h.previous_run ? store::Value(*h.previous_run) : store::Value{},
+                                              ratio,
+                                              low,
+                                              high,
+                                              ChangeWord(v),
+                                              int64_t{f.noise.unstable() ? 1 : 0}};
       row.insert(row.end(), tail.begin(), tail.end());
       t.rows.push_back(std::move(row));
     }
@@ -159,15 +162,17 @@ std::string RenderHistory(const std::vector<HistoryRun>& runs, const std::string
     case OutputFormat::kCsv:
       return RenderCsv(HistoryDataTable(runs));
     case OutputFormat::kJson:
-      return ToJson(HistoryDataTable(runs)).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      return ToJson(HistoryDataTable(runs)).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+             "\n";
     case OutputFormat::kTable:
     case OutputFormat::kMarkdown:
       break;
   }
   const TextTable table = HistoryTextTable(runs);
-  std::string out = fmt::format("{}: {} run{}, newest first; ▲/▼: faster/slower than the run below beyond ±{:g}% "
-                                "and the 95% interval\n\n",
-                                experiment, runs.size(), runs.size() == 1 ? "" : "s", threshold * 100);
+  std::string out = fmt::format(
+      "{}: {} run{}, newest first; ▲/▼: faster/slower than the run below beyond ±{:g}% "
+      "and the 95% interval\n\n",
+      experiment, runs.size(), runs.size() == 1 ? "" : "s", threshold * 100);
   if (table.rows.empty()) return fmt::format("no run of experiment '{}'\n", experiment);
   return out + (format == OutputFormat::kMarkdown ? RenderMarkdown(table) : RenderText(table));
 }

@@ -30,9 +30,9 @@ struct NoiseLimits {
 struct NoiseCheck {
   int repeats = 0;
   int steps = 0;
-  double cv = 0;               ///< of all measured step times
-  int outliers = 0;            ///< steps beyond the fences
-  double repeat_spread = 0;    ///< slowest repeat median / fastest - 1; 0 with one repeat
+  double cv = 0;                 ///< of all measured step times
+  int outliers = 0;              ///< steps beyond the fences
+  double repeat_spread = 0;      ///< slowest repeat median / fastest - 1; 0 with one repeat
   double fastest_repeat_ms = 0;  ///< median step time of the fastest repeat
   double slowest_repeat_ms = 0;  ///< ... and of the slowest
   /// One short text per limit crossed, e.g. "step times vary (CV 14% > 10%)",

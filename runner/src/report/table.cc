@@ -40,9 +40,7 @@ size_t DisplayWidth(const std::string& text) {
 
 store::Value NumberOrNull(const std::optional<double>& value) { return value ? store::Value(*value) : store::Value{}; }
 
-std::string FormatMs(double ms) {
-  return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms);
-}
+std::string FormatMs(double ms) { return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms); }
 
 std::optional<OutputFormat> ParseOutputFormat(const std::string& name) {
   if (name == "table") return OutputFormat::kTable;

@@ -38,12 +38,13 @@ std::optional<int64_t> Latest(SQLite::Database& db, const std::string& experimen
 
 // The newest run before run `latest` (not running) of the same experiment name.
 std::optional<int64_t> Before(SQLite::Database& db, int64_t latest) {
-  SQLite::Statement q(db, fmt::format("SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id, "
-                                      "runs l JOIN experiments le ON le.id = l.experiment_id "
-                                      "WHERE l.id = ? AND e.name = le.name AND r.status <> 'running' "
-                                      "AND (r.started_at < l.started_at OR (r.started_at = l.started_at AND r.id < l.id)) "
-                                      "{} LIMIT 1",
-                                      kNewestFirst));
+  SQLite::Statement q(db,
+                      fmt::format("SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id, "
+                                  "runs l JOIN experiments le ON le.id = l.experiment_id "
+                                  "WHERE l.id = ? AND e.name = le.name AND r.status <> 'running' "
+                                  "AND (r.started_at < l.started_at OR (r.started_at = l.started_at AND r.id < l.id)) "
+                                  "{} LIMIT 1",
+                                  kNewestFirst));
   q.bind(1, latest);
   if (!q.executeStep()) return std::nullopt;
   return q.getColumn(0).getInt64();
@@ -53,23 +54,25 @@ int64_t ByGitRevision(SQLite::Database& db, const std::string& ref, const std::s
   std::string prefix = ref;
   std::transform(prefix.begin(), prefix.end(), prefix.begin(), [](unsigned char c) { return std::tolower(c); });
   if (prefix.size() < 4 || !AllHex(prefix)) {
-    throw StoreError(fmt::format("'{}' is not a run: expected a run id, 'latest', 'previous' or a git revision "
-                                 "(4 or more hex digits of the commit runx was built from)",
-                                 ref));
+    throw StoreError(
+        fmt::format("'{}' is not a run: expected a run id, 'latest', 'previous' or a git revision "
+                    "(4 or more hex digits of the commit runx was built from)",
+                    ref));
   }
   // runx records a 12-digit sha: a longer revision (a full `git rev-parse`) matches it too.
-  SQLite::Statement shas(db, "SELECT DISTINCT r.git_sha FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                             "WHERE (substr(lower(r.git_sha), 1, ?1) = ?2 OR (length(r.git_sha) >= 7 "
-                             "AND substr(?2, 1, length(r.git_sha)) = lower(r.git_sha))) "
-                             "AND (?3 = '' OR e.name = ?3) ORDER BY r.git_sha");
+  SQLite::Statement shas(db,
+                         "SELECT DISTINCT r.git_sha FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                         "WHERE (substr(lower(r.git_sha), 1, ?1) = ?2 OR (length(r.git_sha) >= 7 "
+                         "AND substr(?2, 1, length(r.git_sha)) = lower(r.git_sha))) "
+                         "AND (?3 = '' OR e.name = ?3) ORDER BY r.git_sha");
   shas.bind(1, static_cast<int64_t>(prefix.size()));
   shas.bind(2, prefix);
   shas.bind(3, experiment);
   std::vector<std::string> found;
   while (shas.executeStep()) found.push_back(shas.getColumn(0).getString());
   if (found.empty()) {
-    throw StoreError(fmt::format("no run{} was built from a git revision starting with '{}'", OfExperiment(experiment),
-                                 ref));
+    throw StoreError(
+        fmt::format("no run{} was built from a git revision starting with '{}'", OfExperiment(experiment), ref));
   }
   if (found.size() > 1) {
     throw StoreError(fmt::format("git revision '{}' is ambiguous: runs were built from {}; give more digits", ref,
@@ -105,7 +108,8 @@ int64_t ResolveRun(Store& store, const std::string& ref, const std::string& expe
     if (ref == "latest" || ref == "previous") {
       const auto latest = Latest(db, experiment);
       if (!latest) {
-        throw StoreError(fmt::format("no finished run{} in results store '{}'", OfExperiment(experiment), store.path()));
+        throw StoreError(
+            fmt::format("no finished run{} in results store '{}'", OfExperiment(experiment), store.path()));
       }
       if (ref == "latest") return *latest;
       const auto before = Before(db, *latest);
@@ -125,11 +129,12 @@ RunOverview ReadRunOverview(Store& store, int64_t run_id) {
   SQLite::Database& db = store.db();
   RunOverview o;
   try {
-    SQLite::Statement q(db,
-                        "SELECT r.id, e.name, r.status, r.started_at, coalesce(r.finished_at, ''), r.host, "
-                        "coalesce(r.runx_version, ''), coalesce(r.git_sha, ''), r.git_dirty, coalesce(r.build_type, ''), "
-                        "coalesce(r.runx_build, ''), coalesce(r.overrides, '[]') "
-                        "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?");
+    SQLite::Statement q(
+        db,
+        "SELECT r.id, e.name, r.status, r.started_at, coalesce(r.finished_at, ''), r.host, "
+        "coalesce(r.runx_version, ''), coalesce(r.git_sha, ''), r.git_dirty, coalesce(r.build_type, ''), "
+        "coalesce(r.runx_build, ''), coalesce(r.overrides, '[]') "
+        "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?");
     q.bind(1, run_id);
     if (!q.executeStep()) throw StoreError(fmt::format("no run {} in results store '{}'", run_id, store.path()));
     o.id = q.getColumn(0).getInt64();
@@ -149,10 +154,11 @@ RunOverview ReadRunOverview(Store& store, int64_t run_id) {
                               "WHERE rt.run_id = ? AND t.device <> '' ORDER BY t.device");
     devices.bind(1, run_id);
     o.devices = Strings(devices);
-    SQLite::Statement platforms(db,
-                                "SELECT DISTINCT t.platform_hash FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
-                                "WHERE rt.run_id = ? AND t.status = 'ok' AND coalesce(t.platform_hash, '') <> '' "
-                                "ORDER BY t.platform_hash");
+    SQLite::Statement platforms(
+        db,
+        "SELECT DISTINCT t.platform_hash FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
+        "WHERE rt.run_id = ? AND t.status = 'ok' AND coalesce(t.platform_hash, '') <> '' "
+        "ORDER BY t.platform_hash");
     platforms.bind(1, run_id);
     o.platforms = Strings(platforms);
     SQLite::Statement env(db, "SELECT key, value FROM environment WHERE run_id = ? AND trial_id IS NULL");
@@ -181,9 +187,10 @@ std::vector<int64_t> ListRuns(Store& store, const std::string& experiment, int l
 
 std::optional<std::string> LatestExperiment(Store& store) {
   try {
-    SQLite::Statement q(store.db(), fmt::format("SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                                                "{} LIMIT 1",
-                                                kNewestFirst));
+    SQLite::Statement q(store.db(),
+                        fmt::format("SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                                    "{} LIMIT 1",
+                                    kNewestFirst));
     if (!q.executeStep()) return std::nullopt;
     return q.getColumn(0).getString();
   } catch (const SQLite::Exception& e) {

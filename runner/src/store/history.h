@@ -26,14 +26,14 @@ struct RunOverview {
   std::string build_type;
   std::string runx_build;  ///< build identity (sha256 of the binary and its plugins)
   std::string overrides_json = "[]";
-  std::vector<std::string> devices;    ///< distinct trials.device of its trials, sorted
-  std::vector<std::string> platforms;  ///< distinct trials.platform_hash of its ok trials, sorted
+  std::vector<std::string> devices;                ///< distinct trials.device of its trials, sorted
+  std::vector<std::string> platforms;              ///< distinct trials.platform_hash of its ok trials, sorted
   std::map<std::string, std::string> environment;  ///< the run's environment rows (trial_id NULL)
 };
 
 /// What identifies a trial of a run beyond Store::ReadRunTrials: its config and platform identity.
 struct TrialIdentity {
-  std::string config_hash;    ///< '' for trials migrated from a schema 1 or 2 store
+  std::string config_hash;  ///< '' for trials migrated from a schema 1 or 2 store
   std::string platform_hash;
 };
 

@@ -63,9 +63,9 @@ class CompareTest : public ::testing::Test {
     a_.run_id = 1;
     b_.run_id = 2;
     AddVariant(a_, "baseline", "c-base", 10.0);
-    AddVariant(b_, "baseline", "c-base", 10.0);   // same
+    AddVariant(b_, "baseline", "c-base", 10.0);  // same
     AddVariant(a_, "bf16", "c-bf16", 5.0);
-    AddVariant(b_, "bf16", "c-bf16", 6.0);        // 20% slower: a regression
+    AddVariant(b_, "bf16", "c-bf16", 6.0);  // 20% slower: a regression
     AddVariant(a_, "cl", "c-cl", 8.0);
     AddVariant(b_, "cl", "c-cl", 6.0);            // faster
     AddVariant(a_, "fp16", "c-fp16", 4.0);        // only in A

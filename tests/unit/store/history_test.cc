@@ -75,7 +75,7 @@ TEST_F(History, GitRevisions) {
   EXPECT_EQ(ResolveRun(store, "aaaa"), 1);
   EXPECT_EQ(ResolveRun(store, "AAAA111"), 1);
   EXPECT_EQ(ResolveRun(store, "aaaa111f00dfeed0123456789abcdef012345678"), 1);  // a full sha
-  EXPECT_EQ(ResolveRun(store, "bbbb222"), 3);  // the newest run of that build
+  EXPECT_EQ(ResolveRun(store, "bbbb222"), 3);                                   // the newest run of that build
   EXPECT_EQ(ResolveRun(store, "bbbb", "mlp_amp"), 2);
   EXPECT_EQ(Refused(store, "abc"),
             "'abc' is not a run: expected a run id, 'latest', 'previous' or a git revision (4 or more hex digits of "
