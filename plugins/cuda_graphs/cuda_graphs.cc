@@ -70,6 +70,7 @@ class CudaGraphs : public runx::Technique {
     state->warmup = warmup_;
     state->device = trial.device();
     state->train = !runx::IsInference(trial.config());
+    state->trial = &trial;
     state_ = state;
     runx::Step out;
     out.forward = [state](runx::Batch& b) { return state->Run(b); };
@@ -91,6 +92,7 @@ class CudaGraphs : public runx::Technique {
     int warmup = 3;
     c10::Device device{c10::DeviceType::CUDA, 0};
     bool train = true;  ///< false: the step is a forward pass (task: infer), its result the output
+    runx::TrialContext* trial = nullptr;
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     torch::Tensor input, target, loss;
     int since_shape = 0;
@@ -147,6 +149,23 @@ class CudaGraphs : public runx::Technique {
           inner.backward(loss);
           inner.update();
         }
+      } catch (const std::exception& e) {
+        try {
+          graph->capture_end();
+        } catch (...) {
+        }
+        graph.reset();
+        // CUDA refuses an operation inside the capture: the step synchronizes with the host (a
+        // tensor read as a number, .item()) or does something else a graph cannot record. That is
+        // this combination's nature, not an accident of this run.
+        const std::string what = e.what();
+        if (what.find("operation not permitted when stream is capturing") != std::string::npos ||
+            what.find("cudaErrorStreamCapture") != std::string::npos)
+          trial->abort(runx::TrialStatus::kIncompatible,
+                       "cuda_graphs: the step cannot be captured: it does something a CUDA graph cannot record "
+                       "(CUDA: operation not permitted when stream is capturing), typically a host synchronization "
+                       "such as a tensor read as a number; the model's error follows in the detail");
+        throw;
       } catch (...) {
         try {
           graph->capture_end();

@@ -54,6 +54,13 @@ TEST(TrialRecord, FailuresByKind) {
   EXPECT_EQ(Name(r.status), "nan");
   EXPECT_EQ(r.error, "loss scale collapsed");
 
+  // A technique that explains an exception (abort, then throw): its status and reason, the
+  // exception's text kept in the detail.
+  r = Failed(std::runtime_error("CUDA error: operation not permitted when stream is capturing"), h);
+  EXPECT_EQ(Name(r.status), "nan");
+  EXPECT_EQ(r.error, "loss scale collapsed");
+  EXPECT_EQ(r.error_detail, "loss scale collapsed\nCUDA error: operation not permitted when stream is capturing");
+
   EXPECT_THROW(Failed(42, h), int);  // not a trial's failure
 }
 

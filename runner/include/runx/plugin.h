@@ -138,7 +138,9 @@ class TrialContext {
   /// are restored afterwards, so probing does not train. Only from on_train_begin.
   virtual ProbeResult probe_batch(int64_t batch_size, int steps) = 0;
   /// Ends the trial after the current hook with `status` (kNan, kFailed, ...; not kOk) and `why`.
-  /// The steps run so far are kept.
+  /// The steps run so far are kept. A technique that meets an exception it can explain may call
+  /// abort and then throw (or rethrow): the trial ends at once with that status and reason, the
+  /// exception's text kept beside them as the detail.
   virtual void abort(TrialStatus status, std::string_view why) = 0;
   /// A directory for the trial's files (exported models), created on first call.
   virtual std::string artifact_dir() = 0;

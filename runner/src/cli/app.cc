@@ -13,7 +13,7 @@ namespace runx::cli {
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "merge", "doctor", "plugins", "trial", "data", "help"};
+const char* const kSubcommands[] = {"run", "validate", "plan", "query", "compare", "history", "merge", "doctor", "plugins", "trial", "data", "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -48,6 +48,9 @@ int Main(int argc, char** argv) {
   std::string shard;
   run_cmd->add_option("--shard", shard, "run only trials i, i+n, i+2n, ... of the plan (i/n, 0-based)");
   run_cmd->add_flag("--in-process", run.in_process, "run trials in this process (debugging: no crash isolation)");
+  run_cmd->add_option("--export-markdown", run.export_markdown, "also write the end-of-run table to FILE as markdown");
+  run_cmd->add_option("--export-csv", run.export_csv, "also write the end-of-run table to FILE as CSV");
+  run_cmd->add_option("--export-json", run.export_json, "also write the end-of-run table to FILE as JSON");
 
   std::string plan_file, plan_shard;
   std::vector<std::string> plan_sets;
@@ -86,6 +89,34 @@ int Main(int argc, char** argv) {
   merge_cmd->add_option("inputs", merge_inputs, "the stores to merge; only read")->required();
   merge_cmd->add_flag("--allow-running", allow_running,
                       "merge runs that are still running as they are now (a later merge brings the rest)");
+  CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant");
+  compare_cmd->add_option("A", compare.a, "run id, latest, previous, or a git revision; RUN:LABEL for one variant")
+      ->required();
+  compare_cmd->add_option("B", compare.b, "the same, compared against A")->required();
+  compare_cmd->add_option("--db", compare.db, "results store")->capture_default_str();
+  compare_cmd->add_option("--threshold", compare.threshold, "changes within +-this are no change, e.g. 2% or 0.02")
+      ->capture_default_str();
+  compare_cmd->add_flag("--fail-on-regression", compare.fail_on_regression,
+                        "exit 1 when a variant is slower beyond the threshold (a CI gate)");
+  compare_cmd->add_option("--format", compare.format, "table | csv | json | markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))->capture_default_str();
+  compare_cmd->add_option("--experiment", compare.experiment,
+                          "look for latest, previous and git revisions among this experiment's runs");
+
+  HistoryArgs history;
+  std::string history_db;
+  auto* history_cmd = app.add_subcommand("history", "the runs of an experiment, newest first, with changes per variant");
+  history_cmd->add_option("experiment", history.experiment,
+                          "experiment name or file (default: the experiment of the newest run)");
+  history_cmd->add_option("--db", history_db, "results store (default: the file's `results`, results/runx.db)");
+  history_cmd->add_option("--format", history.format, "table | csv | json | markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))->capture_default_str();
+  history_cmd->add_option("--limit", history.limit, "show the newest N runs (0: all)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  history_cmd->add_option("--threshold", history.threshold, "changes within +-this are no change")
+      ->capture_default_str();
 
   auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
   auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
@@ -124,6 +155,11 @@ int Main(int argc, char** argv) {
   if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
   if (*merge_cmd) return Merge(merge_out, merge_inputs, allow_running);
+  if (*compare_cmd) return Compare(compare);
+  if (*history_cmd) {
+    if (!history_db.empty()) history.db = history_db;
+    return History(history);
+  }
   if (*doctor_cmd) return Doctor();
   if (*plugins_cmd) return Plugins();
   if (*pack_cmd) return DataPack(pack);

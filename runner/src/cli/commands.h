@@ -25,6 +25,25 @@ struct RunArgs {
   bool strict = false;      ///< exit 1 when any trial is not ok
   bool in_process = false;  ///< run trials in this process (debugging; no crash isolation)
   std::string command_line;
+  /// --export-markdown / --export-csv / --export-json FILE: the end-of-run table written there.
+  std::string export_markdown, export_csv, export_json;
+};
+
+struct CompareArgs {
+  std::string a, b;  ///< run references, each optionally RUN:LABEL
+  std::string db = "results/runx.db";
+  std::string threshold = "2%";
+  std::string format = "table";
+  std::string experiment;  ///< where `latest` and git revisions look ("" = any experiment)
+  bool fail_on_regression = false;
+};
+
+struct HistoryArgs {
+  std::string experiment;  ///< a name or an experiment file; "" = that of the newest run
+  std::optional<std::string> db;
+  std::string format = "table";
+  std::string threshold = "2%";
+  int limit = 10;  ///< runs shown; 0 = all
 };
 
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
@@ -39,6 +58,13 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
 /// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
 /// exit 1 when it cannot (OUT is then unchanged).
 int Merge(const std::string& out, const std::vector<std::string>& inputs, bool allow_running);
+/// `runx compare A B`: exit 1 under --fail-on-regression when a variant is slower beyond the
+/// threshold (or the store cannot be read), 2 on invalid arguments or references.
+int Compare(const CompareArgs& args);
+/// `runx history [EXPERIMENT | FILE]`: the runs of an experiment, newest first.
+int History(const HistoryArgs& args);
+/// "2%" -> 0.02, "0.02" -> 0.02; nullopt for anything else, or outside [0, 100%).
+std::optional<double> ParseThreshold(const std::string& text);
 /// `runx doctor` and `runx plugins`.
 int Doctor();
 int Plugins();

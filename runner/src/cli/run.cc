@@ -1,8 +1,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,7 @@
 #include "engine/sweep.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
+#include "store/history.h"
 #include "store/store.h"
 
 namespace runx::cli {
@@ -39,6 +43,27 @@ class SignalGuard {
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction old_[3] {};
 };
+
+/// Writes the end-of-run table to the files of --export-*; false (and a message) when one cannot
+/// be written.
+bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& rows, const report::ReportContext& context) {
+  const std::pair<const std::string*, report::OutputFormat> exports[] = {
+      {&args.export_markdown, report::OutputFormat::kMarkdown},
+      {&args.export_csv, report::OutputFormat::kCsv},
+      {&args.export_json, report::OutputFormat::kJson}};
+  bool ok = true;
+  for (const auto& [path, format] : exports) {
+    if (path->empty()) continue;
+    std::ofstream out(*path, std::ios::binary | std::ios::trunc);
+    out << report::ExportReport(rows, format, context);
+    out.close();
+    if (!out) {
+      fmt::print(stderr, "error: cannot write the report to '{}': {}\n", *path, std::strerror(errno));
+      ok = false;
+    }
+  }
+  return ok;
+}
 
 }  // namespace
 
@@ -81,11 +106,18 @@ int Run(const RunArgs& args) {
                           {"reused", result.reused}, {"skipped", result.reused}, {"not_ok", result.not_ok}});
     } else if (!args.quiet) {
       fmt::print("{}", report::RenderReport(rows));
+      fmt::print("{}", report::RenderNoise(rows));
       fmt::print("results: {} (run {}){}\n", db, result.run_id,
                  result.reused ? fmt::format("; {} trial{} reused from earlier runs", result.reused,
                                              result.reused == 1 ? "" : "s")
                                : "");
+      // Once an experiment has runs to compare, say how.
+      if (!name.empty() && store::ListRuns(store, name, 2).size() > 1) {
+        const std::string at = db == "results/runx.db" ? "" : " --db " + db;
+        fmt::print("compare: runx compare previous latest{}; history: runx history {}{}\n", at, name, at);
+      }
     }
+    const bool exported = ExportTables(args, rows, {result.run_id, name});
     if (result.interrupted) {
       fmt::print(stderr,
                  "runx: interrupted: {} of {} trials done; run the same command again to go on "
@@ -93,6 +125,7 @@ int Run(const RunArgs& args) {
                  result.done, loaded->plan.trials.size());
       return 130;
     }
+    if (!exported) return 1;
     return args.strict && result.not_ok > 0 ? 1 : 0;
   } catch (const store::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

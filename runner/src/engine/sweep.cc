@@ -15,6 +15,7 @@
 #include "engine/device.h"
 #include "engine/environment.h"
 #include "engine/identity.h"
+#include "engine/machine_state.h"
 #include "engine/record_json.h"
 #include "engine/trial.h"
 #include "engine/trial_setup.h"
@@ -111,6 +112,7 @@ std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& p
 
 std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan) {
   auto env = HostEnvironment();
+  env.merge(NoiseState());  // what decides noise here: CPU governor, boost, load at the start (GPU: to come)
   env["plan.mode"] = plan.mode;
   env["plan.order"] = plan.order;
   env["plan.order_seed"] = std::to_string(plan.order_seed);

@@ -32,6 +32,12 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
     rec.status = TrialStatus::kOom;
     rec.error = std::string(kHostOutOfMemory);
   } catch (const std::exception& e) {  // c10::Error, TechniqueFailure and friends: a failed trial, not a crash
+    if (ctx.aborted()) {  // a technique said what this failure means before throwing it
+      rec.status = *ctx.abort_status();
+      rec.error = ctx.abort_why();
+      rec.error_detail = ctx.abort_why() + "\n" + e.what();
+      return;
+    }
     rec.status = FailureStatus(e.what());
     rec.error_detail = e.what();
   }
@@ -40,7 +46,7 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
 void FinishRecord(store::TrialRecord& rec, const std::vector<std::string>& notes) {
   // The store keeps the first line as the error and the whole text beside it (a TorchScript
   // failure's first line says only that the interpreter failed; the reason comes after).
-  if (!rec.error_detail.empty()) rec.error = FirstLine(rec.error_detail);
+  if (!rec.error_detail.empty() && rec.error.empty()) rec.error = FirstLine(rec.error_detail);
   if (rec.error.find('\n') != std::string::npos) {
     rec.error_detail = rec.error;
     rec.error = FirstLine(rec.error);

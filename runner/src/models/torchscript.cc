@@ -31,11 +31,6 @@ std::string ShapeText(c10::IntArrayRef shape) {
   return s.str();
 }
 
-std::string FirstLine(const std::string& s) {
-  const auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
 class TorchScriptModel : public Model {
  public:
   TorchScriptModel(torch::jit::Module module, std::string path, bool optimize)
@@ -131,7 +126,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
     // Onto the trial's device: a frozen module's weights are constants, which Module::to cannot move.
     module = torch::jit::load(path, device);
   } catch (const c10::Error& e) {
-    throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + FirstLine(e.what_without_backtrace()));
+    throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + e.what_without_backtrace());
   }
   auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false));
 
@@ -153,8 +148,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
       wrapper->train();
       const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
       throw std::invalid_argument("torchscript model '" + path + "' fails on input " + ShapeText(in_shape) +
-                                  " ([batch, *sample_shape]): " +
-                                  FirstLine(ce ? ce->what_without_backtrace() : e.what()));
+                                  " ([batch, *sample_shape]): " + (ce ? ce->what_without_backtrace() : e.what()));
     }
     wrapper->train();
   }

@@ -1,4 +1,4 @@
-// RenderReport: the variant table printed when a sweep ends.
+// RenderReport: the variant table printed when a run ends, its noise warnings and its exports.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,28 +10,10 @@ namespace runx::report {
 namespace {
 
 constexpr const char* kNone = "-";
-constexpr const char* kGap = "  ";
-
-// Display width of UTF-8 text: its code points (the table's texts have no wide characters).
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-std::string PadRight(const std::string& s, size_t width) {
-  const size_t w = Width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
 
 std::string PadLeft(const std::string& s, size_t width) {
-  const size_t w = Width(s);
+  const size_t w = DisplayWidth(s);
   return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
-// Milliseconds: two decimals, or three significant digits below 1 ms.
-std::string Ms(double ms) {
-  return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms);
 }
 
 std::string Bytes(int64_t bytes) {
@@ -58,7 +40,7 @@ struct Composite {
 
 std::vector<std::string> AlignComposites(const std::vector<Composite>& cells) {
   size_t head = 0;
-  for (const Composite& c : cells) head = std::max(head, Width(c.head));
+  for (const Composite& c : cells) head = std::max(head, DisplayWidth(c.head));
   std::vector<std::string> out;
   for (const Composite& c : cells) out.push_back(PadLeft(c.head, head) + c.tail);
   return out;
@@ -66,7 +48,7 @@ std::vector<std::string> AlignComposites(const std::vector<Composite>& cells) {
 
 Composite StepCell(const VariantRow& r) {
   if (!r.step_ms_median) return {kNone, ""};
-  return {Ms(*r.step_ms_median), fmt::format(" ({}-{})", Ms(*r.step_ms_p10), Ms(*r.step_ms_p90))};
+  return {FormatMs(*r.step_ms_median), fmt::format(" ({}-{})", FormatMs(*r.step_ms_p10), FormatMs(*r.step_ms_p90))};
 }
 
 Composite SpeedupCell(const VariantRow& r) {
@@ -79,6 +61,7 @@ Composite SpeedupCell(const VariantRow& r) {
 std::string Notes(const VariantRow& r) {
   std::vector<std::string> notes;
   if (r.speedup && !r.speedup->significant) notes.emplace_back("not significant");
+  if (r.noise.unstable()) notes.emplace_back("unstable");
   std::vector<std::string> failed;
   for (const auto& [status, n] : r.statuses) {
     if (status != TrialStatus::kOk) failed.push_back(fmt::format("{} {}", n, Name(status)));
@@ -87,22 +70,13 @@ std::string Notes(const VariantRow& r) {
   return fmt::format("{}", fmt::join(notes, "; "));
 }
 
-struct Column {
-  std::string header;
-  bool right = false;
-  std::vector<std::string> cells;
-};
-
 }  // namespace
 
-std::string RenderReport(const std::vector<VariantRow>& rows) {
-  if (rows.empty()) return "";
-  std::vector<Column> columns = {
-      {"variant", false, {}},   {"trials", false, {}}, {"step ms (p10-p90)", false, {}},
-      {"samples/s", true, {}},  {"peak mem", true, {}}, {"loss", true, {}},
-      {"acc", true, {}},        {"Δacc", true, {}},    {"speedup (95% CI)", false, {}},
-      {"", false, {}},
-  };
+TextTable ReportTextTable(const std::vector<VariantRow>& rows) {
+  TextTable t;
+  t.headers = {"variant", "trials", "step ms (p10-p90)", "samples/s", "peak mem", "loss", "acc", "Δacc",
+               "speedup (95% CI)", ""};
+  t.right = {false, false, false, true, true, true, true, true, false, false};
   std::vector<Composite> steps;
   std::vector<Composite> speedups;
   for (const VariantRow& r : rows) {
@@ -111,44 +85,89 @@ std::string RenderReport(const std::vector<VariantRow>& rows) {
   }
   const std::vector<std::string> step_cells = AlignComposites(steps);
   const std::vector<std::string> speedup_cells = AlignComposites(speedups);
+  const auto fixed = [](int decimals) {
+    return [decimals](double v) { return fmt::format("{:.{}f}", v, decimals); };
+  };
   for (size_t i = 0; i < rows.size(); ++i) {
     const VariantRow& r = rows[i];
-    const auto fixed = [](int decimals) {
-      return [decimals](double v) { return fmt::format("{:.{}f}", v, decimals); };
-    };
-    columns[0].cells.push_back(r.label);
-    columns[1].cells.push_back(fmt::format("{}/{}", r.ok_trials, r.trials));
-    columns[2].cells.push_back(step_cells[i]);
-    columns[3].cells.push_back(Or(r.samples_per_s, fixed(1)));
-    columns[4].cells.push_back(Or(r.peak_mem_bytes, Bytes));
-    columns[5].cells.push_back(Or(r.final_loss, fixed(4)));
-    columns[6].cells.push_back(Or(r.accuracy, fixed(4)));
-    columns[7].cells.push_back(
-        Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }));
-    columns[8].cells.push_back(speedup_cells[i]);
-    columns[9].cells.push_back(Notes(r));
+    t.rows.push_back({r.label, fmt::format("{}/{}", r.ok_trials, r.trials), step_cells[i],
+                      Or(r.samples_per_s, fixed(1)), Or(r.peak_mem_bytes, Bytes), Or(r.final_loss, fixed(4)),
+                      Or(r.accuracy, fixed(4)),
+                      Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }), speedup_cells[i],
+                      Notes(r)});
   }
-  std::vector<size_t> widths;
-  for (const Column& c : columns) {
-    size_t w = Width(c.header);
-    for (const std::string& cell : c.cells) w = std::max(w, Width(cell));
-    widths.push_back(w);
-  }
-  const auto line = [&](auto cell_of) {
-    std::string out;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      if (c > 0) out += kGap;
-      const std::string& cell = cell_of(columns[c]);
-      out += columns[c].right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]);
+  return t;
+}
+
+std::string RenderReport(const std::vector<VariantRow>& rows) { return RenderText(ReportTextTable(rows)); }
+
+DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
+  DataTable t;
+  t.columns = {"label",        "is_baseline",    "trials",          "ok_trials",   "step_ms_median",
+               "step_ms_p10",  "step_ms_p90",    "samples_per_s",   "peak_mem_bytes", "final_loss",
+               "accuracy",     "accuracy_delta", "speedup",         "speedup_ci_low", "speedup_ci_high",
+               "significant",  "unstable",       "noise",           "statuses"};
+  for (const VariantRow& r : rows) {
+    std::vector<std::string> statuses;
+    for (const auto& [status, n] : r.statuses) statuses.push_back(fmt::format("{} {}", n, Name(status)));
+    store::Value speedup, low, high, significant;
+    if (r.is_baseline && r.samples_per_s) speedup = 1.0;
+    if (r.speedup) {
+      speedup = r.speedup->estimate;
+      low = r.speedup->low;
+      high = r.speedup->high;
+      significant = int64_t{r.speedup->significant ? 1 : 0};
     }
-    out.erase(out.find_last_not_of(' ') + 1);
-    return out + "\n";
-  };
-  std::string out = line([](const Column& c) -> const std::string& { return c.header; });
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out += line([i](const Column& c) -> const std::string& { return c.cells[i]; });
+    t.rows.push_back({r.label, int64_t{r.is_baseline ? 1 : 0}, int64_t{r.trials}, int64_t{r.ok_trials},
+                      NumberOrNull(r.step_ms_median), NumberOrNull(r.step_ms_p10), NumberOrNull(r.step_ms_p90),
+                      NumberOrNull(r.samples_per_s),
+                      r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, NumberOrNull(r.final_loss),
+                      NumberOrNull(r.accuracy), NumberOrNull(r.accuracy_delta), speedup, low, high, significant,
+                      int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
+                      fmt::format("{}", fmt::join(statuses, ", "))});
+  }
+  return t;
+}
+
+std::string RenderNoise(const std::vector<VariantRow>& rows) {
+  std::string out;
+  for (const VariantRow& r : rows) {
+    if (!r.noise.unstable()) continue;
+    out += fmt::format("noise: {}: {}", r.label, fmt::join(r.noise.reasons, "; "));
+    if (r.repeats_needed) {
+      out += fmt::format("; ~{} repeats would resolve {:g}% (now {})", *r.repeats_needed, kDefaultThreshold * 100,
+                         r.noise.repeats);
+    }
+    out += "\n";
   }
   return out;
+}
+
+std::string ExportReport(const std::vector<VariantRow>& rows, OutputFormat format, const ReportContext& context) {
+  switch (format) {
+    case OutputFormat::kTable:
+      return RenderReport(rows) + RenderNoise(rows);
+    case OutputFormat::kMarkdown: {
+      std::string out = RenderMarkdown(ReportTextTable(rows));
+      const std::string noise = RenderNoise(rows);
+      if (!noise.empty()) out += "\n";
+      for (size_t start = 0; start < noise.size();) {  // each line a list item
+        const size_t end = noise.find('\n', start);
+        out += "- " + noise.substr(start, end - start + 1);
+        start = end + 1;
+      }
+      return out;
+    }
+    case OutputFormat::kCsv:
+      return RenderCsv(ReportDataTable(rows));
+    case OutputFormat::kJson: {
+      nlohmann::ordered_json doc = {{"run_id", context.run_id},
+                            {"experiment", context.experiment},
+                            {"variants", ToJson(ReportDataTable(rows))}};
+      return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    }
+  }
+  return "";
 }
 
 }  // namespace runx::report

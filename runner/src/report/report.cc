@@ -102,6 +102,7 @@ VariantRow Figures(const Variant& v) {
     row.step_ms_p90 = Percentile(std::move(step_ms), 0.9);
     row.samples_per_s = Throughput(repeats);
   }
+  row.noise = CheckNoise(repeats);
   for (const Trial& t : v.trials) {
     if (t.status != TrialStatus::kOk || !t.peak_mem_bytes) continue;
     const auto bytes = static_cast<int64_t>(*t.peak_mem_bytes);
@@ -133,8 +134,12 @@ std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, ui
       rows[i].accuracy_delta = *rows[i].accuracy - *rows[b].accuracy;
     }
     const std::vector<Repeat> repeats = OkRepeats(variants[i]);
-    if (repeats.empty() || base_repeats.empty() || !(*rows[b].samples_per_s > 0)) continue;
+    if (resamples < 1 || repeats.empty() || base_repeats.empty() || !(*rows[b].samples_per_s > 0)) continue;
     rows[i].speedup = BootstrapSpeedup(base_repeats, repeats, resamples, seed);
+    if (rows[i].noise.unstable()) {
+      rows[i].repeats_needed = RepeatsNeeded(std::min(rows[i].noise.repeats, rows[b].noise.repeats),
+                                             RelativeHalfWidth(*rows[i].speedup), kDefaultThreshold);
+    }
   }
   return rows;
 }

@@ -1,0 +1,121 @@
+// `runx compare A B`: two runs (or two variants) side by side with a verdict per variant, and a
+// regression gate for CI (--fail-on-regression).
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "report/compare.h"
+#include "store/history.h"
+#include "store/store.h"
+
+namespace runx::cli {
+namespace {
+
+// A side as written: a run reference and, after the first ':', a variant label.
+struct SideRef {
+  std::string run;
+  std::optional<std::string> label;
+};
+
+SideRef ParseSide(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return {text, std::nullopt};
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+bool IsRelative(const std::string& ref) { return ref == "latest" || ref == "previous"; }
+
+}  // namespace
+
+std::optional<double> ParseThreshold(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const bool percent = text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  if (number.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(number.c_str(), &end);
+  if (errno != 0 || end != number.c_str() + number.size() || !std::isfinite(v)) return std::nullopt;
+  const double fraction = percent ? v / 100 : v;
+  // A bare number of 1 or more would be a threshold of 100% or more: surely meant as a percentage.
+  if (!percent && v >= 1) return std::nullopt;
+  if (!(fraction >= 0) || fraction >= 1) return std::nullopt;
+  return fraction;
+}
+
+int Compare(const CompareArgs& args) {
+  const auto threshold = ParseThreshold(args.threshold);
+  if (!threshold) {
+    fmt::print(stderr,
+               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
+               "fraction such as 0.02), from 0 up to 100%\n",
+               args.threshold);
+    return 2;
+  }
+  const auto format = report::ParseOutputFormat(args.format);
+  if (!format) {
+    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", args.format);
+    return 2;
+  }
+  const SideRef a = ParseSide(args.a);
+  const SideRef b = ParseSide(args.b);
+  if (a.label.has_value() != b.label.has_value()) {
+    fmt::print(stderr,
+               "error: give a variant on both sides (RUN:LABEL RUN:LABEL, e.g. latest:baseline latest:bf16) or on "
+               "neither (two whole runs); got '{}' and '{}'\n",
+               args.a, args.b);
+    return 2;
+  }
+  if (!std::filesystem::exists(args.db)) {
+    fmt::print(stderr, "error: no results store at '{}' (--db names another)\n", args.db);
+    return 2;
+  }
+  try {
+    auto store = store::Store::Open(args.db);
+    // Run ids, `latest` and `previous` first; a git revision then looks among the runs of the
+    // experiment the other side names, unless --experiment says which.
+    int64_t id_a = 0, id_b = 0;
+    try {
+      std::string experiment = args.experiment;
+      const auto direct = [](const std::string& r) {
+        return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos;
+      };
+      if (direct(a.run)) id_a = store::ResolveRun(store, a.run, args.experiment);
+      if (direct(b.run)) id_b = store::ResolveRun(store, b.run, args.experiment);
+      if (experiment.empty() && (id_a || id_b))
+        experiment = store::ReadRunOverview(store, id_a ? id_a : id_b).experiment;
+      if (!id_a) id_a = store::ResolveRun(store, a.run, experiment);
+      if (!id_b) id_b = store::ResolveRun(store, b.run, experiment);
+    } catch (const store::StoreError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return 2;
+    }
+    const store::RunOverview run_a = store::ReadRunOverview(store, id_a);
+    const store::RunOverview run_b = store::ReadRunOverview(store, id_b);
+    report::CompareSide side_a{id_a, store.ReadRunTrials(id_a), store::ReadTrialIdentities(store, id_a), a.label};
+    report::CompareSide side_b{id_b, store.ReadRunTrials(id_b), store::ReadTrialIdentities(store, id_b), b.label};
+    report::CompareOptions options;
+    options.threshold = *threshold;
+    report::Comparison comparison;
+    try {
+      comparison = report::Compare(side_a, side_b, options);
+    } catch (const store::StoreError& e) {  // a label that names no variant
+      fmt::print(stderr, "error: {}\n", e.what());
+      return 2;
+    }
+    std::cout << report::RenderComparison(comparison, run_a, run_b, *format, args.fail_on_regression);
+    std::cout.flush();
+    if (args.fail_on_regression && !comparison.Regressions().empty()) return 1;
+    return 0;
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace runx::cli

@@ -1,0 +1,73 @@
+// `runx history [EXPERIMENT | FILE]`: the runs of an experiment, newest first, each variant's
+// figures and whether it got faster or slower than in the run before.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "plugins/dirs.h"
+#include "report/history.h"
+#include "store/history.h"
+#include "store/store.h"
+
+namespace runx::cli {
+
+int History(const HistoryArgs& args) {
+  const auto threshold = ParseThreshold(args.threshold);
+  if (!threshold) {
+    fmt::print(stderr,
+               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
+               "fraction such as 0.02), from 0 up to 100%\n",
+               args.threshold);
+    return 2;
+  }
+  const auto format = report::ParseOutputFormat(args.format);
+  if (!format) {
+    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", args.format);
+    return 2;
+  }
+  std::string experiment = args.experiment;
+  std::string db = args.db.value_or("results/runx.db");
+  // An experiment file names its experiment (and, without --db, its results store).
+  if (!experiment.empty() && std::filesystem::is_regular_file(experiment)) {
+    const auto loaded = LoadPlan(experiment, {}, std::nullopt, spec::SchemaSet::Load(plugins::PluginDirs()));
+    if (!loaded) return 2;
+    if (!args.db) db = loaded->experiment.config.value("results", db);
+    experiment = loaded->experiment.config.value("name", "");
+  }
+  if (!std::filesystem::exists(db)) {
+    fmt::print(stderr, "error: no results store at '{}' (--db names another)\n", db);
+    return 2;
+  }
+  try {
+    auto store = store::Store::Open(db);
+    if (experiment.empty()) {
+      const auto latest = store::LatestExperiment(store);
+      if (!latest) {
+        fmt::print(stderr, "error: results store '{}' has no run yet\n", db);
+        return 2;
+      }
+      experiment = *latest;
+    }
+    const int limit = args.limit > 0 ? args.limit : 0;
+    // One run more than shown: the oldest shown is compared with the run before it.
+    const std::vector<int64_t> ids = store::ListRuns(store, experiment, limit > 0 ? limit + 1 : 0);
+    if (ids.empty()) {
+      fmt::print(stderr, "error: no run of experiment '{}' in '{}'\n", experiment, db);
+      return 2;
+    }
+    report::CompareOptions options;
+    options.threshold = *threshold;
+    const auto runs = report::BuildHistory(store, ids, limit > 0 ? static_cast<size_t>(limit) : ids.size(), options);
+    std::cout << report::RenderHistory(runs, experiment, *format, *threshold);
+    std::cout.flush();
+    return 0;
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace runx::cli

@@ -1,0 +1,106 @@
+#include "engine/machine_state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace runx::engine {
+namespace {
+
+// The first line of a small file, trimmed; "" when it cannot be read.
+std::string FirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// "cpu0".."cpuN" with a cpufreq governor, in CPU order.
+std::vector<std::pair<int, std::string>> Governors(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<int, std::string>> out;
+  std::error_code ec;
+  const fs::path cpus = fs::path(root + "/sys/devices/system/cpu");
+  for (fs::directory_iterator it(cpus, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0 ||
+        !std::all_of(name.begin() + 3, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      continue;
+    }
+    const std::string governor = FirstLine((it->path() / "cpufreq" / "scaling_governor").string());
+    if (!governor.empty()) out.emplace_back(std::stoi(name.substr(3)), governor);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "powersave (cpu0-3), performance (cpu4-7)"; one governor alone is named alone.
+std::string DescribeGovernors(const std::vector<std::pair<int, std::string>>& governors) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& [cpu, governor] : governors) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == governor; });
+    if (it == groups.end()) {
+      groups.push_back({governor, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(cpu);
+  }
+  if (groups.size() == 1) return groups[0].first;
+  std::vector<std::string> parts;
+  for (const auto& [governor, cpus] : groups) {
+    std::vector<std::string> ranges;
+    for (size_t i = 0; i < cpus.size();) {
+      size_t j = i;
+      while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+      ranges.push_back(i == j ? fmt::format("cpu{}", cpus[i]) : fmt::format("cpu{}-{}", cpus[i], cpus[j]));
+      i = j + 1;
+    }
+    parts.push_back(fmt::format("{} ({})", governor, fmt::join(ranges, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::map<std::string, std::string> CpuNoiseState(const std::string& root) {
+  std::map<std::string, std::string> env;
+  const auto governors = Governors(root);
+  if (!governors.empty()) env["noise.cpu_governor"] = DescribeGovernors(governors);
+  const std::string boost = FirstLine(root + "/sys/devices/system/cpu/cpufreq/boost");
+  const std::string no_turbo = FirstLine(root + "/sys/devices/system/cpu/intel_pstate/no_turbo");
+  if (!boost.empty()) {
+    env["noise.cpu_boost"] = boost == "1" ? "on" : "off";
+  } else if (!no_turbo.empty()) {
+    env["noise.cpu_boost"] = no_turbo == "1" ? "off" : "on";
+  }
+  const std::string loadavg = FirstLine(root + "/proc/loadavg");
+  // "0.52 0.48 0.40 1/123 4567": the three averages.
+  std::vector<std::string> fields;
+  size_t pos = 0;
+  while (fields.size() < 3 && pos < loadavg.size()) {
+    const size_t end = std::min(loadavg.find(' ', pos), loadavg.size());
+    if (end > pos) fields.push_back(loadavg.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (fields.size() == 3) env["noise.load_average"] = fmt::format("{}", fmt::join(fields, " "));
+  return env;
+}
+
+std::map<std::string, std::string> GpuNoiseState() {
+  // NVML (nvmlSystemGetDriverVersion, nvmlDeviceGetClockInfo, nvmlDeviceGetEnforcedPowerLimit,
+  // nvmlDeviceGetPersistenceMode) or the CUDA runtime goes here, as noise.gpu<N>_* keys.
+  return {};
+}
+
+std::map<std::string, std::string> NoiseState() {
+  auto env = CpuNoiseState();
+  env.merge(GpuNoiseState());
+  return env;
+}
+
+}  // namespace runx::engine

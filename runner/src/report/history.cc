@@ -1,0 +1,180 @@
+#include "report/history.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace runx::report {
+namespace {
+
+CompareSide SideOf(store::Store& store, int64_t run_id) {
+  CompareSide side;
+  side.run_id = run_id;
+  side.trials = store.ReadRunTrials(run_id);
+  side.identities = store::ReadTrialIdentities(store, run_id);
+  return side;
+}
+
+std::string ChangeWord(const HistoryVariant& v) {
+  if (!v.vs_previous) return "new";
+  return v.vs_previous->ratio ? ChangeName(v.vs_previous->verdict.change) : "";
+}
+
+}  // namespace
+
+std::vector<HistoryRun> BuildHistory(store::Store& store, const std::vector<int64_t>& run_ids, size_t shown,
+                                     const CompareOptions& options) {
+  std::vector<HistoryRun> out;
+  std::optional<CompareSide> current;
+  for (size_t i = 0; i < run_ids.size() && i < shown; ++i) {
+    HistoryRun h;
+    h.run = store::ReadRunOverview(store, run_ids[i]);
+    if (!current) current = SideOf(store, run_ids[i]);
+    std::optional<Comparison> vs;
+    std::optional<CompareSide> previous;
+    if (i + 1 < run_ids.size()) {
+      previous = SideOf(store, run_ids[i + 1]);
+      h.previous_run = run_ids[i + 1];
+      vs = Compare(*previous, *current, options);
+    }
+    for (VariantRow& row : Summarize(current->trials, options.seed, 0)) {
+      HistoryVariant v;
+      v.figures = std::move(row);
+      if (vs) {
+        for (const ComparedVariant& c : vs->variants) {
+          if (c.label_b == v.figures.label) v.vs_previous = c;
+        }
+      }
+      h.variants.push_back(std::move(v));
+    }
+    out.push_back(std::move(h));
+    current = std::move(previous);
+  }
+  return out;
+}
+
+std::string ChangeCell(const HistoryVariant& v) {
+  if (!v.vs_previous) return "new";
+  const auto& r = v.vs_previous->ratio;
+  if (!r) return "-";
+  const std::string pct = fmt::format("{:+.1f}%", (r->estimate - 1) * 100);
+  switch (v.vs_previous->verdict.change) {
+    case Change::kFaster:
+      return "▲ " + pct;
+    case Change::kSlower:
+      return "▼ " + pct;
+    case Change::kNoChange:
+      return pct;
+  }
+  return pct;
+}
+
+TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
+  TextTable t;
+  t.headers = {"run",         "build", "date", "host", "device", "status", "variant", "samples/s", "step ms (p10-p90)",
+               "vs previous", ""};
+  t.right = {true, false, false, false, false, false, false, true, false, false, false};
+  for (const HistoryRun& h : runs) {
+    std::vector<std::string> head = {std::to_string(h.run.id),
+                                     BuildName(h.run),
+                                     ShortDate(h.run.started_at),
+                                     h.run.host,
+                                     fmt::format("{}", fmt::join(h.run.devices, ",")),
+                                     h.run.status};
+    if (h.variants.empty()) {
+      head.insert(head.end(), {"-", "-", "-", "-", ""});
+      t.rows.push_back(head);
+      continue;
+    }
+    bool first = true;
+    for (const HistoryVariant& v : h.variants) {
+      std::vector<std::string> row = first ? head : std::vector<std::string>(head.size(), "");
+      first = false;
+      const VariantRow& f = v.figures;
+      row.push_back(f.label);
+      row.push_back(f.samples_per_s ? fmt::format("{:.1f}", *f.samples_per_s) : "-");
+      row.push_back(f.step_ms_median ? fmt::format("{} ({}-{})", FormatMs(*f.step_ms_median), FormatMs(*f.step_ms_p10),
+                                                   FormatMs(*f.step_ms_p90))
+                                     : "-");
+      row.push_back(ChangeCell(v));
+      std::vector<std::string> notes;
+      if (f.ok_trials != f.trials) notes.push_back(f.status_summary);
+      if (f.noise.unstable()) notes.emplace_back("unstable");
+      if (v.vs_previous && v.vs_previous->ratio && v.vs_previous->verdict.change == Change::kNoChange &&
+          !v.vs_previous->verdict.within_threshold) {
+        notes.emplace_back("inconclusive");
+      }
+      row.push_back(fmt::format("{}", fmt::join(notes, "; ")));
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
+  DataTable t;
+  t.columns = {"run_id",         "git_sha",     "git_dirty",   "runx_build",   "started_at", "host",
+               "devices",        "status",      "label",       "ok_trials",    "trials",     "samples_per_s",
+               "step_ms_median", "step_ms_p10", "step_ms_p90", "previous_run", "ratio",      "ratio_ci_low",
+               "ratio_ci_high",  "change",      "unstable"};
+  for (const HistoryRun& h : runs) {
+    const std::vector<store::Value> head = {
+        h.run.id,
+        h.run.git_sha,
+        h.run.git_dirty ? store::Value(int64_t{*h.run.git_dirty ? 1 : 0}) : store::Value{},
+        h.run.runx_build,
+        h.run.started_at,
+        h.run.host,
+        fmt::format("{}", fmt::join(h.run.devices, ",")),
+        h.run.status};
+    for (const HistoryVariant& v : h.variants) {
+      std::vector<store::Value> row = head;
+      const VariantRow& f = v.figures;
+      store::Value ratio, low, high;
+      if (v.vs_previous && v.vs_previous->ratio) {
+        ratio = v.vs_previous->ratio->estimate;
+        low = v.vs_previous->ratio->low;
+        high = v.vs_previous->ratio->high;
+      }
+      const std::vector<store::Value> tail = {f.label,
+                                              int64_t{f.ok_trials},
+                                              int64_t{f.trials},
+                                              NumberOrNull(f.samples_per_s),
+                                              NumberOrNull(f.step_ms_median),
+                                              NumberOrNull(f.step_ms_p10),
+                                              NumberOrNull(f.step_ms_p90),
+                                              h.previous_run ? store::Value(*h.previous_run) : store::Value{},
+                                              ratio,
+                                              low,
+                                              high,
+                                              ChangeWord(v),
+                                              int64_t{f.noise.unstable() ? 1 : 0}};
+      row.insert(row.end(), tail.begin(), tail.end());
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+std::string RenderHistory(const std::vector<HistoryRun>& runs, const std::string& experiment, OutputFormat format,
+                          double threshold) {
+  switch (format) {
+    case OutputFormat::kCsv:
+      return RenderCsv(HistoryDataTable(runs));
+    case OutputFormat::kJson:
+      return ToJson(HistoryDataTable(runs)).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+             "\n";
+    case OutputFormat::kTable:
+    case OutputFormat::kMarkdown:
+      break;
+  }
+  const TextTable table = HistoryTextTable(runs);
+  std::string out = fmt::format(
+      "{}: {} run{}, newest first; ▲/▼: faster/slower than the run below beyond ±{:g}% "
+      "and the 95% interval\n\n",
+      experiment, runs.size(), runs.size() == 1 ? "" : "s", threshold * 100);
+  if (table.rows.empty()) return fmt::format("no run of experiment '{}'\n", experiment);
+  return out + (format == OutputFormat::kMarkdown ? RenderMarkdown(table) : RenderText(table));
+}
+
+}  // namespace runx::report

@@ -1,0 +1,83 @@
+// runx history on the example store: runs newest first, each variant against the run before.
+#include "report/history.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace runx::report {
+namespace {
+
+class HistoryTest : public store::testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    db_ = PathOf("runx.db");
+    store::testing::FillExampleStore(db_);
+  }
+  std::string db_;
+};
+
+// mlp_amp: run 1 (baseline x2 at 64 and 58 ms, bf16 at 42 ms, fp16 incompatible), run 2
+// (baseline at 61 ms, bf16 at 35 ms): bf16 got faster, the baseline did not change.
+TEST_F(HistoryTest, EachRunAgainstTheRunBefore) {
+  store::Store store = store::Store::Open(db_);
+  const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "mlp_amp", 0), 2, {});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].run.id, 2);
+  EXPECT_EQ(runs[0].previous_run, 1);
+  ASSERT_EQ(runs[0].variants.size(), 2u);
+  const HistoryVariant& base = runs[0].variants[0];
+  EXPECT_EQ(base.figures.label, "baseline");
+  ASSERT_TRUE(base.vs_previous && base.vs_previous->ratio);
+  EXPECT_EQ(base.vs_previous->verdict.change, Change::kNoChange);
+  EXPECT_EQ(ChangeCell(base), "+0.0%");
+  const HistoryVariant& bf16 = runs[0].variants[1];
+  EXPECT_EQ(bf16.vs_previous->verdict.change, Change::kFaster);
+  EXPECT_EQ(ChangeCell(bf16), "▲ +18.9%");
+  EXPECT_EQ(runs[1].run.id, 1);
+  EXPECT_FALSE(runs[1].previous_run);
+  ASSERT_EQ(runs[1].variants.size(), 3u);
+  EXPECT_EQ(ChangeCell(runs[1].variants[0]), "new");
+  EXPECT_EQ(runs[1].variants[2].figures.label, "fp16");
+  EXPECT_FALSE(runs[1].variants[2].figures.samples_per_s);
+}
+
+TEST_F(HistoryTest, ShownRunsAreComparedWithTheOneAfter) {
+  store::Store store = store::Store::Open(db_);
+  const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "mlp_amp", 2), 1, {});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].previous_run, 1);
+  EXPECT_EQ(ChangeCell(runs[0].variants[1]), "▲ +18.9%");
+}
+
+TEST_F(HistoryTest, Formats) {
+  store::Store store = store::Store::Open(db_);
+  const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "mlp_amp", 0), 2, {});
+  const std::string table = RenderHistory(runs, "mlp_amp", OutputFormat::kTable, 0.02);
+  EXPECT_EQ(table.rfind("mlp_amp: 2 runs, newest first", 0), 0u) << table;
+  const size_t run2 = table.find("\n  2  bbbb222  2026-12-02 10:00  box   cpu     ok      baseline");
+  const size_t run1 = table.find("\n  1  aaaa111  2026-12-01 10:00  box   cpu     ok      baseline");
+  EXPECT_NE(run2, std::string::npos) << table;
+  EXPECT_NE(run1, std::string::npos) << table;
+  EXPECT_LT(run2, run1);
+  EXPECT_NE(table.find("bf16         1729.7  37.00 (35.40-38.60)  ▲ +18.9%"), std::string::npos) << table;
+  EXPECT_NE(table.find("1 incompatible"), std::string::npos) << table;
+  const std::string md = RenderHistory(runs, "mlp_amp", OutputFormat::kMarkdown, 0.02);
+  EXPECT_NE(md.find("| run | build | date |"), std::string::npos) << md;
+  EXPECT_NE(md.find("▲ +18.9%"), std::string::npos) << md;
+  const std::string csv = RenderHistory(runs, "mlp_amp", OutputFormat::kCsv, 0.02);
+  EXPECT_EQ(csv.rfind("run_id,git_sha,git_dirty,runx_build,started_at,", 0), 0u) << csv;
+  const auto json = nlohmann::json::parse(RenderHistory(runs, "mlp_amp", OutputFormat::kJson, 0.02));
+  ASSERT_EQ(json.size(), 5u);  // 2 + 3 variants
+  EXPECT_EQ(json[1]["label"], "bf16");
+  EXPECT_EQ(json[1]["change"], "faster");
+  EXPECT_EQ(json[1]["previous_run"], 1);
+  EXPECT_EQ(json[2]["run_id"], 1);
+  EXPECT_EQ(json[2]["change"], "new");
+}
+
+}  // namespace
+}  // namespace runx::report
