@@ -6,7 +6,7 @@ python3 bench/peer_torchscript.py --models vit_b_16,convnext_tiny --configs fp32
 Models (torchvision, 1000 classes, 224x224): vit_b_16 (attention, LayerNorm, GELU) and convnext_tiny
 (depthwise 7x7 convolutions, LayerNorm, GELU) traced with torch.jit.trace; mobilenet_v3_large
 (depthwise convolutions, hardswish, squeeze-excitation) and resnet50 (plain convolutions) scripted
-with torch.jit.script. Exported in training mode on the CPU, as a user would save them.
+with torch.jit.script. Exported in training mode, on the GPU (--export-device).
 Training: SGD momentum 0.9, cross-entropy, synthetic batches, as runx's bench/torchscript-models.yaml.
 Prints one JSON line per (model, config): {"model", "config", "batch", "ms_per_step", "samples_per_s"}.
 Configs: fp32 | bf16 (autocast) | +cl (channels_last model and input).
@@ -19,12 +19,15 @@ def build(name):
     torch.manual_seed(0)
     return getattr(torchvision.models, name)(num_classes=1000)
 
-def export(out, names):
+def export(out, names, device):
+    # Traced on the device it will train on: a trace bakes in the device of tensors its forward
+    # creates (ConvNeXt's stochastic depth draws its mask on the CPU when traced there, and the
+    # module then fails on the GPU with "Expected all tensors to be on the same device").
     os.makedirs(out, exist_ok=True)
     for name in names:
-        m = build(name).train()
+        m = build(name).to(device).train()
         if KINDS[name] == "trace":
-            ts = torch.jit.trace(m, torch.randn(2, 3, 224, 224), check_trace=False)
+            ts = torch.jit.trace(m, torch.randn(2, 3, 224, 224, device=device), check_trace=False)
         else:
             ts = torch.jit.script(m)
         torch.jit.save(ts, os.path.join(out, name + ".pt"))
@@ -56,6 +59,8 @@ def run(name, cfg, batch, steps, warmup):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--export", help="write the TorchScript files into this folder and exit")
+    ap.add_argument("--export-device", default="cuda" if torch.cuda.is_available() else "cpu",
+                    help="trace and script on this device (default: cuda when there is one)")
     ap.add_argument("--models", default=",".join(KINDS))
     ap.add_argument("--configs", default="fp32,bf16,fp32+cl,bf16+cl")
     ap.add_argument("--batch", type=int, default=128)
@@ -63,7 +68,7 @@ if __name__ == "__main__":
     a = ap.parse_args()
     names = a.models.split(",")
     if a.export:
-        export(a.export, names)
+        export(a.export, names, a.export_device)
     else:
         for name in names:
             for cfg in a.configs.split(","):

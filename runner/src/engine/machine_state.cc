@@ -1,6 +1,7 @@
 #include "engine/machine_state.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,7 @@
 #include "report/history.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 

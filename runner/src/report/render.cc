@@ -1,5 +1,6 @@
 // RenderReport: the variant table printed when a run ends, its noise warnings and its exports.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
