@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/pack.h"
+#include "report/table.h"
 
 namespace runx::cli {
 
@@ -65,6 +66,13 @@ int Compare(const CompareArgs& args);
 int History(const HistoryArgs& args);
 /// "2%" -> 0.02, "0.02" -> 0.02; nullopt for anything else, or outside [0, 100%).
 std::optional<double> ParseThreshold(const std::string& text);
+/// The --threshold and --format of compare and history.
+struct TableOptions {
+  double threshold = 0.02;
+  report::OutputFormat format = report::OutputFormat::kTable;
+};
+/// Both read; nullopt after saying on stderr which one is invalid (the command exits 2).
+std::optional<TableOptions> ParseTableOptions(const std::string& threshold, const std::string& format);
 /// `runx doctor` and `runx plugins`.
 int Doctor();
 int Plugins();

@@ -48,20 +48,26 @@ std::optional<double> ParseThreshold(const std::string& text) {
   return fraction;
 }
 
-int Compare(const CompareArgs& args) {
-  const auto threshold = ParseThreshold(args.threshold);
-  if (!threshold) {
+std::optional<TableOptions> ParseTableOptions(const std::string& threshold, const std::string& format) {
+  const auto fraction = ParseThreshold(threshold);
+  if (!fraction) {
     fmt::print(stderr,
                "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
                "fraction such as 0.02), from 0 up to 100%\n",
-               args.threshold);
-    return 2;
+               threshold);
+    return std::nullopt;
   }
-  const auto format = report::ParseOutputFormat(args.format);
-  if (!format) {
-    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", args.format);
-    return 2;
+  const auto parsed = report::ParseOutputFormat(format);
+  if (!parsed) {
+    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", format);
+    return std::nullopt;
   }
+  return TableOptions{*fraction, *parsed};
+}
+
+int Compare(const CompareArgs& args) {
+  const auto table = ParseTableOptions(args.threshold, args.format);
+  if (!table) return 2;
   const SideRef a = ParseSide(args.a);
   const SideRef b = ParseSide(args.b);
   if (a.label.has_value() != b.label.has_value()) {
@@ -100,7 +106,7 @@ int Compare(const CompareArgs& args) {
     report::CompareSide side_a{id_a, store.ReadRunTrials(id_a), store::ReadTrialIdentities(store, id_a), a.label};
     report::CompareSide side_b{id_b, store.ReadRunTrials(id_b), store::ReadTrialIdentities(store, id_b), b.label};
     report::CompareOptions options;
-    options.threshold = *threshold;
+    options.threshold = table->threshold;
     report::Comparison comparison;
     try {
       comparison = report::Compare(side_a, side_b, options);
@@ -108,7 +114,7 @@ int Compare(const CompareArgs& args) {
       fmt::print(stderr, "error: {}\n", e.what());
       return 2;
     }
-    std::cout << report::RenderComparison(comparison, run_a, run_b, *format, args.fail_on_regression);
+    std::cout << report::RenderComparison(comparison, run_a, run_b, table->format, args.fail_on_regression);
     std::cout.flush();
     if (args.fail_on_regression && !comparison.Regressions().empty()) return 1;
     return 0;

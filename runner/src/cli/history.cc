@@ -15,19 +15,8 @@
 namespace runx::cli {
 
 int History(const HistoryArgs& args) {
-  const auto threshold = ParseThreshold(args.threshold);
-  if (!threshold) {
-    fmt::print(stderr,
-               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
-               "fraction such as 0.02), from 0 up to 100%\n",
-               args.threshold);
-    return 2;
-  }
-  const auto format = report::ParseOutputFormat(args.format);
-  if (!format) {
-    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", args.format);
-    return 2;
-  }
+  const auto table = ParseTableOptions(args.threshold, args.format);
+  if (!table) return 2;
   std::string experiment = args.experiment;
   std::string db = args.db.value_or("results/runx.db");
   // An experiment file names its experiment (and, without --db, its results store).
@@ -59,9 +48,9 @@ int History(const HistoryArgs& args) {
       return 2;
     }
     report::CompareOptions options;
-    options.threshold = *threshold;
+    options.threshold = table->threshold;
     const auto runs = report::BuildHistory(store, ids, limit > 0 ? static_cast<size_t>(limit) : ids.size(), options);
-    std::cout << report::RenderHistory(runs, experiment, *format, *threshold);
+    std::cout << report::RenderHistory(runs, experiment, table->format, table->threshold);
     std::cout.flush();
     return 0;
   } catch (const store::StoreError& e) {
