@@ -2,6 +2,7 @@
 /// The statuses of trials and runs: one vocabulary for the plugin API, the engine and the store
 /// (which writes them as the texts Name() gives). No LibTorch here: torch-free modules include it.
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -38,12 +39,6 @@ constexpr std::string_view Name(TrialStatus s) {
   return "failed";
 }
 
-/// The status named `name`, or nullopt.
-constexpr std::optional<TrialStatus> ParseTrialStatus(std::string_view name) {
-  for (TrialStatus s : kTrialStatuses)
-    if (Name(s) == name) return s;
-  return std::nullopt;
-}
 
 /// The state of a run (one invocation of runx).
 enum class RunStatus {
@@ -66,10 +61,16 @@ constexpr std::string_view Name(RunStatus s) {
   return "failed";
 }
 
-constexpr std::optional<RunStatus> ParseRunStatus(std::string_view name) {
-  for (RunStatus s : kRunStatuses)
+/// The value of `all` whose Name() is `name`, or nullopt.
+template <typename Status, size_t N>
+constexpr std::optional<Status> ParseStatus(const std::array<Status, N>& all, std::string_view name) {
+  for (Status s : all)
     if (Name(s) == name) return s;
   return std::nullopt;
 }
+
+/// The status named `name` ("ok", "oom", ...; "running", "interrupted", ...), or nullopt.
+constexpr std::optional<TrialStatus> ParseTrialStatus(std::string_view name) { return ParseStatus(kTrialStatuses, name); }
+constexpr std::optional<RunStatus> ParseRunStatus(std::string_view name) { return ParseStatus(kRunStatuses, name); }
 
 }  // namespace runx

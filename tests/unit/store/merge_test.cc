@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CountRows;
 using testing::FillExampleStore;
+using testing::LoadVersion2Fixture;
 using testing::MakeTrial;
 using testing::ReadFileBytes;
 
@@ -97,18 +98,6 @@ std::map<std::string, std::multiset<std::string>> Union(std::map<std::string, st
     }
   }
   return a;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void LoadVersion2Fixture(const std::string& path) {
-  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec(ReadText(std::string(RUNX_SOURCE_DIR) + "/tests/unit/store/data/store_v2.sql"));
 }
 
 std::string ErrorOf(const std::function<void()>& f) {

@@ -16,22 +16,10 @@ namespace {
 
 using testing::CountRows;
 using testing::FillExampleStore;
+using testing::LoadVersion2Fixture;
 using testing::MakeTrial;
 
 class RunsTest : public testing::TempDirTest {};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The version 2 fixture loaded into a database file at `path`, as the released runx left it.
-void LoadVersion2Fixture(const std::string& path) {
-  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec(ReadText(std::string(RUNX_SOURCE_DIR) + "/tests/unit/store/data/store_v2.sql"));
-}
 
 std::vector<std::vector<Value>> Rows(const std::string& path, const std::string& sql) {
   return QueryReadOnly(path, sql).rows;

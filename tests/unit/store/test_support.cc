@@ -141,4 +141,9 @@ std::string ReadFileBytes(const std::string& path) {
   return s.str();
 }
 
+void LoadVersion2Fixture(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec(ReadFileBytes(std::string(RUNX_SOURCE_DIR) + "/tests/unit/store/data/store_v2.sql"));
+}
+
 }  // namespace runx::store::testing

@@ -52,4 +52,8 @@ int64_t CountRows(const std::string& path, const std::string& table);
 /// The bytes of a file ("" when it does not exist).
 std::string ReadFileBytes(const std::string& path);
 
+/// The checked-in version 2 fixture (data/store_v2.sql, written by the released runx) loaded into
+/// a database file at `path`, as that runx left it.
+void LoadVersion2Fixture(const std::string& path);
+
 }  // namespace runx::store::testing
