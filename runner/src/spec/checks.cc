@@ -34,10 +34,12 @@ struct SourceKeys {
 
 const std::vector<SourceKeys>& KeysBySource() {
   static const std::vector<SourceKeys> keys = {
-      {"labels", {"memmap"}},      {"eval_path", {"memmap"}}, {"eval_labels", {"memmap"}},
-      {"dtype", {"memmap"}},       {"label_dtype", {"memmap"}}, {"scale", {"memmap"}},
-      {"normalize", {"memmap"}},   {"placement", {"synthetic", "fashion-mnist"}},
-      {"produce_ms", {"synthetic"}}};
+      {"labels", {"memmap"}},        {"eval_path", {"memmap"}},
+      {"eval_labels", {"memmap"}},   {"dtype", {"memmap"}},
+      {"label_dtype", {"memmap"}},   {"scale", {"memmap"}},
+      {"normalize", {"memmap"}},     {"placement", {"synthetic", "fashion-mnist"}},
+      {"produce_ms", {"synthetic"}}, {"tokenizer", {"text"}},
+      {"seq_len", {"text"}},         {"val_fraction", {"text"}}};
   return keys;
 }
 
@@ -69,6 +71,8 @@ std::vector<Issue> CheckData(const json& data) {
                         {"the held-out split is two files: its inputs (eval_path) and their labels (eval_labels)"}});
     }
   }
+  if (name == "text")
+    for (auto& issue : CheckTextData(data)) issues.push_back(std::move(issue));
   for (const auto& [key, sources] : KeysBySource()) {
     if (!data.contains(key) || std::find(sources.begin(), sources.end(), name) != sources.end()) continue;
     issues.push_back({PointerAppend("/data", key), true,
@@ -132,6 +136,7 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
   }
   if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
     for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
+  for (auto& issue : CheckModelData(doc)) issues.push_back(std::move(issue));
   // Each task reads its own section; the other one would be silently ignored.
   const json task = doc.value("task", json("train"));
   if (task.is_string()) {

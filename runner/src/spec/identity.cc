@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "spec/spec.h"
+#include "spec/text_data.h"
 
 namespace runx::spec {
 namespace {
@@ -35,10 +36,18 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
   static const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>> kRules = {
       {"model",
        {"name",
-        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript"}}, {"jit_optimize", {"torchscript"}}}}},
+        {{"hidden", {"mlp"}},
+         {"channels", {"cnn"}},
+         {"dropout", {"mlp", "cnn", "gpt"}},
+         {"path", {"torchscript"}},
+         {"jit_optimize", {"torchscript"}},
+         {"n_layer", {"gpt"}},
+         {"n_head", {"gpt"}},
+         {"d_model", {"gpt"}},
+         {"block_size", {"gpt"}}}}},
       {"data",
        {"source",
-        {{"path", {"fashion-mnist", "memmap"}},
+        {{"path", {"fashion-mnist", "memmap", "text"}},
          {"shape", {"synthetic", "memmap"}},
          {"labels", {"memmap"}},
          {"eval_path", {"memmap"}},
@@ -48,7 +57,10 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
          {"scale", {"memmap"}},
          {"normalize", {"memmap"}},
          {"placement", {"synthetic", "fashion-mnist"}},
-         {"produce_ms", {"synthetic"}}}}},
+         {"produce_ms", {"synthetic"}},
+         {"tokenizer", {"text"}},
+         {"seq_len", {"text"}},
+         {"val_fraction", {"text"}}}}},
   };
   return kRules;
 }
@@ -141,6 +153,21 @@ json InputFiles(const json& config) {
   const json model = used.value("model", json::object());
   if (model.value("name", "") == "torchscript" && model.contains("path")) add("model.path", model["path"].get<std::string>());
   const json data = used.value("data", json::object());
+  if (data.value("source", "") == "text" && data.contains("path") && data["path"].is_string()) {
+    // Exactly the files the text source reads (a folder's text files, not its indexes or links).
+    json entry{{"path", data["path"]}};
+    try {
+      const auto files = ListTextFiles(data["path"].get<std::string>());
+      std::string all;
+      for (const auto& f : files) all += fs::path(f.path).filename().string() + " " + Sha256OfFile(f.path) + "\n";
+      entry["sha256"] = files.size() == 1 ? Sha256OfFile(files[0].path) : Sha256Hex(all);
+      entry["files"] = files.size();
+    } catch (const std::exception& e) {
+      entry["sha256"] = fmt::format("unreadable: {}", e.what());
+    }
+    inputs["data.path"] = entry;
+    return inputs;
+  }
   for (const char* key : {"path", "labels", "eval_path", "eval_labels"}) {
     if (data.contains(key) && data[key].is_string()) add(std::string("data.") + key, data[key].get<std::string>());
   }

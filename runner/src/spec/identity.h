@@ -22,7 +22,8 @@ nlohmann::json UsedConfig(const nlohmann::json& config);
 nlohmann::json ResolvedTechniques(const nlohmann::json& config);
 
 /// The input files `config` reads by path (model.path of a TorchScript model; data.path,
-/// labels, eval_path, eval_labels of memmap data; the files of a fashion-mnist folder), as
+/// labels, eval_path, eval_labels of memmap data; the files of a fashion-mnist folder; the text
+/// files of text data, as ListTextFiles takes them from a folder), as
 /// {"<key>": {"path": "<as written>", "sha256": "<hex of the content>"}}. A file that cannot be
 /// read gets "sha256": "unreadable: <why>" (the trial then fails with its own message).
 nlohmann::json InputFiles(const nlohmann::json& config);

@@ -64,8 +64,8 @@ TEST(Overrides, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(RenderFile("good.yaml", {"data.batchsize=3"}),
             "--set data.batchsize=3: error: unknown key 'batchsize' in 'data'\n"
             "note: expected one of 'batch_size', 'dtype', 'eval_labels', 'eval_path', 'label_dtype', 'labels', "
-            "'normalize', 'num_classes', 'path', 'placement', 'produce_ms', 'scale', 'shape', 'shuffle', 'source', "
-            "'train_limit'; did you mean 'batch_size'?\n");
+            "'normalize', 'num_classes', 'path', 'placement', 'produce_ms', 'scale', 'seq_len', 'shape', 'shuffle', "
+            "'source', 'tokenizer', 'train_limit', 'val_fraction'; did you mean 'batch_size'?\n");
   EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
             "--set precison=bf16: error: unknown key 'precison'\n"
             "note: expected one of 'data', 'description', 'device', 'infer', 'model', 'name', 'optimizations', 'order', "
@@ -96,13 +96,14 @@ TEST(Overrides, EmptyValueIsNull) {
 }
 
 TEST(Overrides, FileProblemsComeFirstThenOverrides) {
-  EXPECT_EQ(RenderFile("negative_batch.yaml", {"seed=-2", "model.name=resnet5"}),
-            "negative_batch.yaml:7:15: error: 'data.batch_size' must be >= 1, got -4\n"
-            "    7 |   batch_size: -4\n"
-            "      |               ^\n"
-            "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
-            "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript'; did you mean 'resnet50'?\n");
+  EXPECT_EQ(
+      RenderFile("negative_batch.yaml", {"seed=-2", "model.name=resnet5"}),
+      "negative_batch.yaml:7:15: error: 'data.batch_size' must be >= 1, got -4\n"
+      "    7 |   batch_size: -4\n"
+      "      |               ^\n"
+      "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
+      "--set model.name=resnet5: error: unknown model 'resnet5'\n"
+      "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript'; did you mean 'resnet50'?\n");
 }
 
 TEST(Overrides, FixingAFileValueByOverride) {
@@ -118,7 +119,8 @@ TEST(Overrides, StepsAndEpochsPointsAtTheOverride) {
 TEST(Overrides, MissingKeyInAMappingMadeByAnOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"model={num_classes: 10}"}),
             "--set model={num_classes: 10}: error: missing required key 'name' in 'model'\n"
-            "note: 'name': one of the built-in models, or torchscript (a TorchScript file: 'path')\n");
+            "note: 'name': one of the built-in models (gpt: a decoder-only transformer over the token ids of text "
+            "data), or torchscript (a TorchScript file: 'path')\n");
 }
 
 }  // namespace
