@@ -13,6 +13,10 @@ class ChannelsLast : public runx::Technique {
 
   runx::CheckResult check(const runx::TrialPlan& plan) override {
     const auto& data = plan.config().at("data");
+    if (data.value("source", "") == "text")
+      return runx::CheckResult::Incompatible(
+          "channels_last reorders the channels of 4-D image tensors; text data gives token ids [batch, seq_len] "
+          "and gpt has no 4-D weights");
     const size_t dims = data.value("source", "") == "synthetic" ? data.at("shape").size() : 3;
     if (dims != 3)
       return runx::CheckResult::Incompatible(
@@ -33,7 +37,9 @@ class ChannelsLast : public runx::Technique {
   }
 
   void on_batch(runx::Batch& batch, runx::TrialContext&) override {
-    if (inputs_ && batch.input.dim() == 4) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
+    // Float images only: integer inputs (token ids) pass unchanged.
+    if (inputs_ && batch.input.dim() == 4 && batch.input.is_floating_point())
+      batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
   }
 
  private:

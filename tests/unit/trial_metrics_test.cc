@@ -72,6 +72,20 @@ TEST(TrialMetrics, TimingsOfTheMeasuredStepsOnly) {
   EXPECT_GT(MetricOf(h.rec, "peak_mem_bytes"), 0);
   EXPECT_TRUE(std::isnan(MetricOf(h.rec, "reserved_mem_bytes")));  // the CPU has no cache
   EXPECT_DOUBLE_EQ(MetricOf(h.rec, "final_loss"), 0.5);
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "tokens_per_s")));  // not token data
+}
+
+TEST(TrialMetrics, TokenDataCountsTokensToo) {
+  TrialHarness h;
+  StepPlan plan = Plan();
+  plan.tokens = 128;  // seq_len: every sample is 128 next-token predictions
+  RecordMeasurements(plan, Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4}), h.ctx);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "samples_per_s"), 16 * 1000.0 / 10);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "tokens_per_s"), 16 * 128 * 1000.0 / 10);
+  bool unit = false;
+  for (const auto& m : h.rec.metrics)
+    if (m.name == "tokens_per_s") unit = m.unit == "tokens/s";
+  EXPECT_TRUE(unit);
 }
 
 TEST(TrialMetrics, AbortedInWarmUpHasNoTimingsAndANonFiniteLastLossIsLeftOut) {

@@ -1,6 +1,11 @@
 // RunnerContext::probe_batch on a tiny CPU model: timed, undone afterwards, out of memory reported.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
+#include "../remove_tree.h"
 #include "engine/host_memory.h"
 #include "engine/trial_build.h"
 #include "trial_support.h"
@@ -11,7 +16,7 @@ namespace {
 using testing::TrialHarness;
 
 struct Probing {
-  Probing() {
+  explicit Probing(nlohmann::json config = testing::TinyConfig()) : h(std::move(config)) {
     data = BuildModelAndData(h.config, 3, h.active, h.ctx);
     h.ctx.optimizer_ = MakeOptimizer(h.config, *h.ctx.model_);
     step = WrapStep(BaseStep(*h.ctx.model_, h.ctx.optimizer_.get()), h.active, h.ctx);
@@ -58,6 +63,26 @@ TEST(TrialProbe, OutOfHostMemoryIsAResultNotAnError) {
   EXPECT_FALSE(r.fits);
   EXPECT_NE(r.error.find("out of memory"), std::string::npos) << r.error;
   EXPECT_EQ(r.error.find('\n'), std::string::npos) << r.error;
+}
+
+TEST(TrialProbe, TokenDataIsProbedWithTokenIds) {
+  const auto dir = std::filesystem::temp_directory_path() / "runx_probe_text";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.txt") << std::string(2000, 'z');
+  setenv("RUNX_CACHE_DIR", (dir / "cache").c_str(), 1);
+  nlohmann::json config = testing::TinyConfig(
+      {{"model", {{"name", "gpt"}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 16}}},
+       {"data", {{"source", "text"}, {"path", (dir / "t.txt").string()}, {"seq_len", 32}, {"batch_size", 4}}}});
+  config["data"].erase("shape");
+  config["data"].erase("num_classes");
+  Probing p(config);
+  p.h.ctx.in_train_begin_ = true;
+  const auto r = p.h.ctx.probe_batch(8, 1);  // gpt throws on float inputs: these must be token ids
+  p.h.ctx.EndTrainBegin();
+  unsetenv("RUNX_CACHE_DIR");
+  runx::testing::RemoveTree(dir.string());
+  EXPECT_TRUE(r.fits) << r.error;
+  EXPECT_EQ(r.batch_size, 8);
 }
 
 }  // namespace

@@ -230,3 +230,54 @@ inline void FusedSgd(at::TensorList params, at::TensorList grads, at::TensorList
 }
 
 }  // namespace runx::compat
+
+// ---- attention (the gpt model) -------------------------------------------------------------
+
+#include <cmath>
+#include <limits>
+
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
+
+#if RUNX_TORCH_VERSION >= 200
+#include <ATen/ops/scaled_dot_product_attention.h>
+/// LibTorch has the fused `scaled_dot_product_attention` (2.0+; 1.13 has only a private,
+/// experimental `_scaled_dot_product_attention` with another signature).
+#define RUNX_HAS_SDPA 1
+#else
+#define RUNX_HAS_SDPA 0
+#endif
+
+namespace runx::compat {
+
+/// Whether CausalAttention runs LibTorch's fused scaled_dot_product_attention.
+constexpr bool kHasFusedAttention = RUNX_HAS_SDPA;
+
+/// Causal attention written out: softmax(q k^T / sqrt(d), each position masked from the ones after
+/// it) v, the softmax computed in float32. q, k, v: [..., T, d], the same T. The path where LibTorch
+/// has no scaled_dot_product_attention, and the computation the fused one is tested against.
+/// `dropout_p` > 0 drops attention weights (training only: pass 0 in eval).
+inline at::Tensor MaskedCausalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                        double dropout_p = 0.0) {
+  const int64_t t = q.size(-2);
+  const auto scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  const auto future = at::ones({t, t}, q.options().dtype(at::kBool)).triu(1);
+  auto weights =
+      scores.masked_fill(future, -std::numeric_limits<double>::infinity()).softmax(-1, at::kFloat).to(v.scalar_type());
+  if (dropout_p > 0) weights = at::dropout(weights, dropout_p, /*train=*/true);
+  return at::matmul(weights, v);
+}
+
+/// Causal self-attention: `scaled_dot_product_attention(q, k, v, is_causal=true)` where LibTorch
+/// has it (flash / memory-efficient kernels on CUDA), MaskedCausalAttention where it does not.
+inline at::Tensor CausalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  double dropout_p = 0.0) {
+#if RUNX_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p, /*is_causal=*/true);
+#else
+  return MaskedCausalAttention(q, k, v, dropout_p);
+#endif
+}
+
+}  // namespace runx::compat

@@ -18,7 +18,9 @@ std::unique_ptr<DataSource> MakeDataSource(const nlohmann::json& data, const c10
   if (source == "synthetic") return MakeSynthetic(data, device, seed);
   if (source == "fashion-mnist") return MakeFashionMnist(data, device, seed);
   if (source == "memmap") return MakeMemmap(data, device, seed);
-  throw DataError(fmt::format("unknown data source '{}'; expected 'synthetic', 'fashion-mnist' or 'memmap'", source));
+  if (source == "text") return MakeText(data, device, seed);
+  throw DataError(
+      fmt::format("unknown data source '{}'; expected 'synthetic', 'fashion-mnist', 'memmap' or 'text'", source));
 }
 
 }  // namespace runx::data

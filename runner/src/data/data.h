@@ -1,13 +1,15 @@
 #pragma once
 // Data sources: synthetic (on-device random tensors) and fashion-mnist (the IDX files Debian's
 // dataset-fashion-mnist installs). Batches come out on the trial's device, fixed-size (drop_last).
-// With data.placement: host, and for memmap (.npy or raw files mapped into memory, memmap.h), they
-// are made on the host instead (Get/Prepare) and the runner's loader moves them to the device.
+// With data.placement: host, and for memmap (.npy or raw files mapped into memory, memmap.h) and
+// text (token ids of a text, text.h), they are made on the host instead (Get/Prepare) and the
+// runner's loader moves them to the device.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <c10/core/Device.h>
@@ -15,6 +17,7 @@
 #include <torch/types.h>
 
 #include "runx/plugin.h"
+#include "runx/sample_spec.h"
 
 namespace runx::data {
 
@@ -29,6 +32,11 @@ class DataSource {
   virtual ~DataSource() = default;
   virtual std::vector<int64_t> sample_shape() const = 0;
   virtual int64_t num_classes() const = 0;
+  /// What a batch holds per sample once on the device (model input and loss target). Default:
+  /// float samples of sample_shape() with one int64 class below num_classes().
+  virtual SampleSpec sample_spec() const { return {sample_shape(), c10::kFloat, {}, c10::kLong, num_classes()}; }
+  /// Facts about the data the trial records in its environment ("data.vocab_size" -> "256").
+  virtual std::vector<std::pair<std::string, std::string>> Facts() const { return {}; }
   virtual int64_t batch_size() const = 0;
   /// Full batches in one pass over the training split (the last partial batch is dropped).
   virtual int64_t batches_per_epoch() const = 0;
@@ -51,7 +59,8 @@ class DataSource {
     (void)index;
     throw std::logic_error("Get() on a device data source: use Next()");
   }
-  /// Held-out split for accuracy (inputs, labels) on the device; nullopt for synthetic data.
+  /// Held-out split (inputs, targets) on the device, prepared like training batches; nullopt for
+  /// synthetic data.
   virtual std::optional<Batch> EvalSet() const = 0;
 };
 

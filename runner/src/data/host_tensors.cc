@@ -29,8 +29,9 @@ uint64_t EpochSeed(uint64_t seed, int64_t epoch) {
 
 HostTensors::HostTensors(HostTensorsOptions options) : o_(std::move(options)) {
   const int64_t n = o_.inputs.size(0);
-  if (o_.labels.dim() != 1 || o_.labels.size(0) != n)
-    throw DataError(fmt::format("{}: {} labels for {} samples", o_.name, o_.labels.numel(), n));
+  if (o_.labels.dim() < 1 || o_.labels.size(0) != n)
+    throw DataError(
+        fmt::format("{}: {} targets for {} samples", o_.name, o_.labels.dim() < 1 ? 0 : o_.labels.size(0), n));
   set_batch_size(o_.batch_size);
   const auto& norm = o_.normalization;
   const int64_t channels = o_.inputs.dim() > 1 ? o_.inputs.size(1) : 1;
@@ -50,6 +51,11 @@ HostTensors::HostTensors(HostTensorsOptions options) : o_(std::move(options)) {
 std::vector<int64_t> HostTensors::sample_shape() const {
   const auto s = o_.inputs.sizes();
   return {s.begin() + 1, s.end()};
+}
+
+SampleSpec HostTensors::sample_spec() const {
+  const auto t = o_.labels.sizes();
+  return {sample_shape(), o_.input_dtype, {t.begin() + 1, t.end()}, c10::kLong, o_.num_classes};
 }
 
 void HostTensors::set_batch_size(int64_t n) {
@@ -81,6 +87,8 @@ Batch HostTensors::Get(int64_t index) const {
 }
 
 Batch HostTensors::Prepare(Batch b) const {
+  // Token ids reach the model as the integers they are (embeddings index with int64).
+  if (!c10::isFloatingType(o_.input_dtype)) return {b.input.to(o_.input_dtype), b.target.to(torch::kLong)};
   // Unshuffled on the CPU, the input is the mapped (read-only) file itself: never in place there.
   torch::Tensor x = b.input;
   bool owned = x.scalar_type() != torch::kFloat;

@@ -1,6 +1,7 @@
 #pragma once
-// A host-resident data set held as whole tensors ([N, ...] inputs and [N] labels) in memory or
-// mapped from files: the training batches of memmap data and of `placement: host` Fashion-MNIST.
+// A host-resident data set held as whole tensors ([N, ...] inputs and [N, ...] targets) in memory or
+// mapped from files: the training batches of memmap and text data and of `placement: host`
+// Fashion-MNIST.
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -23,8 +24,11 @@ struct Normalization {
 };
 
 struct HostTensorsOptions {
-  std::string name;                  ///< the source, for messages: "memmap", "fashion-mnist"
-  torch::Tensor inputs, labels;      ///< [N, ...] in their stored dtype; [N] integers
+  std::string name;              ///< the source, for messages: "memmap", "fashion-mnist", "text"
+  torch::Tensor inputs, labels;  ///< [N, ...] in their stored dtype; [N] or [N, ...] integers
+  /// What Prepare makes of the inputs on the device: float, then scaled and normalized; or an
+  /// integer type (token ids), values unchanged and no normalization.
+  c10::ScalarType input_dtype = c10::kFloat;
   torch::Tensor eval_inputs, eval_labels;  ///< undefined: no held-out split
   int64_t num_classes = 0;
   int64_t batch_size = 1;
@@ -43,6 +47,7 @@ class HostTensors : public DataSource {
   explicit HostTensors(HostTensorsOptions options);
   std::vector<int64_t> sample_shape() const override;
   int64_t num_classes() const override { return o_.num_classes; }
+  SampleSpec sample_spec() const override;
   int64_t batch_size() const override { return o_.batch_size; }
   int64_t batches_per_epoch() const override { return o_.inputs.size(0) / o_.batch_size; }
   void set_batch_size(int64_t n) override;

@@ -96,6 +96,10 @@ PackResult Pack(const nlohmann::json& data, uint64_t seed, const std::string& ou
   const std::string source = data.at("source").get<std::string>();
   if (source == "memmap")
     throw DataError("the experiment's data is memmap already; pack converts synthetic or fashion-mnist data");
+  if (source == "text")
+    throw DataError(
+        "text data packs itself: the first trial that reads a text tokenizes it into the cache folder "
+        "($RUNX_CACHE_DIR, else ~/.cache/runx) and later trials map that pack; there is nothing to pack");
   if (source != "synthetic" && source != "fashion-mnist")
     throw DataError(fmt::format("cannot pack data source '{}'; expected 'synthetic' or 'fashion-mnist'", source));
   if (count > 0 && source != "synthetic")

@@ -20,6 +20,7 @@ bool HostPlacement(const nlohmann::json& d);
 std::unique_ptr<DataSource> MakeSynthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
 std::unique_ptr<DataSource> MakeFashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
 std::unique_ptr<DataSource> MakeMemmap(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
+std::unique_ptr<DataSource> MakeText(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
 
 /// Fashion-MNIST as stored: uint8 images [N, 1, 28, 28], int64 labels [N]; the training split cut
 /// to data.train_limit.

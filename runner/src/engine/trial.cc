@@ -21,7 +21,7 @@
 namespace runx::engine {
 namespace {
 
-/// The result of a finished loop: the technique's abort, non-finite loss, or accuracy.
+/// The result of a finished loop: the technique's abort, non-finite loss, or the evaluation.
 void Conclude(const StepPlan& plan, int64_t first_bad, data::DataSource& data, Step& step,
               std::vector<ActiveTechnique>& active, RunnerContext& ctx, store::TrialRecord& rec) {
   if (ctx.aborted()) {
@@ -33,9 +33,9 @@ void Conclude(const StepPlan& plan, int64_t first_bad, data::DataSource& data, S
   } else if (plan.eval) {
     auto* model = ctx.model_.get();
     const auto plain = [model](Batch& b) { return model->forward(b.input); };
-    const double acc = plan.infer ? Accuracy(*model, data, active, ctx, step.forward)
-                                  : Accuracy(*model, data, active, ctx, plain);
-    if (!std::isnan(acc)) ctx.metric("accuracy", acc);
+    const auto e =
+        plan.infer ? Evaluate(*model, data, active, ctx, step.forward) : Evaluate(*model, data, active, ctx, plain);
+    if (e) RecordEvaluation(*e, data.sample_spec(), ctx);
   }
 }
 

@@ -10,7 +10,8 @@ std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config
   auto data = data::MakeDataSource(config.at("data"), device, seed);
   ctx.data_ = data.get();
   torch::manual_seed(seed);
-  ctx.model_ = models::BuildModel(config.at("model"), data->sample_shape(), data->num_classes(), device);
+  for (const auto& [key, value] : data->Facts()) ctx.record(key, value);
+  ctx.model_ = models::BuildModel(config.at("model"), data->sample_spec(), device);
   ctx.model_->to(device);
   ctx.metric("param_count", static_cast<double>(models::ParameterCount(*ctx.model_)));
   ForEachTechnique(active, "on_model", [&](Technique& t) { t.on_model(*ctx.model_, ctx); });
@@ -33,6 +34,12 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& con
   return std::make_unique<torch::optim::SGD>(model.parameters(), o);
 }
 
+torch::Tensor CrossEntropy(const torch::Tensor& logits, const torch::Tensor& target,
+                           at::Reduction::Reduction reduction) {
+  const auto flat = logits.dim() > 2 ? logits.flatten(0, -2) : logits;
+  return at::cross_entropy_loss(flat, target.flatten(), /*weight=*/{}, reduction);
+}
+
 Step BaseStep(models::Model& model, torch::optim::Optimizer* optimizer) {
   Step step;
   auto* m = &model;
@@ -42,7 +49,7 @@ Step BaseStep(models::Model& model, torch::optim::Optimizer* optimizer) {
     step.update = [] {};
     return step;
   }
-  step.forward = [m](Batch& b) { return torch::nn::functional::cross_entropy(m->forward(b.input), b.target); };
+  step.forward = [m](Batch& b) { return CrossEntropy(m->forward(b.input), b.target); };
   step.backward = [](torch::Tensor& loss) { loss.backward(); };
   step.update = [optimizer] {
     optimizer->step();

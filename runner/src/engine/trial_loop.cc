@@ -27,6 +27,7 @@ StepPlan PlanSteps(const nlohmann::json& config, const data::DataSource& data) {
   plan.total = plan.warmup + plan.measured;
   plan.per_epoch = data.batches_per_epoch();
   plan.batch = data.batch_size();
+  if (const SampleSpec spec = data.sample_spec(); spec.tokens()) plan.tokens = spec.positions();
   plan.eval = measure.value("eval", true);
   return plan;
 }

@@ -21,6 +21,7 @@ struct StepPlan {
   int64_t total = 0;      ///< warmup + measured
   int64_t per_epoch = 0;  ///< batches per epoch: on_epoch_end after each such many steps
   int64_t batch = 0;      ///< samples per step
+  int64_t tokens = 0;     ///< token data: tokens per sample (seq_len), for tokens_per_s; else 0
   bool eval = true;       ///< accuracy on the held-out split afterwards
 };
 

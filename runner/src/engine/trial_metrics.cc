@@ -20,7 +20,9 @@ void RecordTimings(const StepPlan& plan, const LoopResult& loop, TrialContext& c
   }
   if (measured_ms.empty()) return;
   const auto n = static_cast<int64_t>(measured_ms.size());
-  ctx.metric("samples_per_s", static_cast<double>(plan.batch * n) * 1000.0 / measured_total, "samples/s");
+  const double samples_per_s = static_cast<double>(plan.batch * n) * 1000.0 / measured_total;
+  ctx.metric("samples_per_s", samples_per_s, "samples/s");
+  if (plan.tokens > 0) ctx.metric("tokens_per_s", samples_per_s * static_cast<double>(plan.tokens), "tokens/s");
   ctx.metric("step_ms_median", report::Percentile(measured_ms, 0.5), "ms");
   ctx.metric("step_ms_p10", report::Percentile(measured_ms, 0.1), "ms");
   ctx.metric("step_ms_p90", report::Percentile(measured_ms, 0.9), "ms");

@@ -25,6 +25,21 @@ double TimeProbeSteps(Step& step, Batch& batch, int steps, c10::Device device) {
   return ms.empty() ? 0.0 : report::Percentile(ms, 0.5);
 }
 
+/// `n` random samples of what `spec` declares: standard normal floats, or token ids below the
+/// vocabulary; targets below num_classes.
+Batch RandomBatch(const SampleSpec& spec, int64_t n, c10::Device device) {
+  const auto with_batch = [n](const std::vector<int64_t>& sample) {
+    std::vector<int64_t> shape{n};
+    shape.insert(shape.end(), sample.begin(), sample.end());
+    return shape;
+  };
+  const auto on = torch::TensorOptions().device(device);
+  const auto input = spec.tokens()
+                         ? torch::randint(spec.num_classes, with_batch(spec.input_shape), on.dtype(spec.input_dtype))
+                         : torch::randn(with_batch(spec.input_shape), on.dtype(spec.input_dtype));
+  return {input, torch::randint(spec.num_classes, with_batch(spec.target_shape), on.dtype(spec.target_dtype))};
+}
+
 }  // namespace
 
 ProbeResult RunnerContext::probe_batch(int64_t n, int steps) {
@@ -44,10 +59,7 @@ ProbeResult RunnerContext::probe_batch(int64_t n, int steps) {
   Synchronize(device_);
   ResetPeakMemory(device_);
   try {
-    std::vector<int64_t> shape{n};
-    for (auto d : data_->sample_shape()) shape.push_back(d);
-    Batch batch{torch::randn(shape, torch::TensorOptions().device(device_)),
-                torch::randint(data_->num_classes(), {n}, torch::TensorOptions().device(device_).dtype(torch::kLong))};
+    Batch batch = RandomBatch(data_->sample_spec(), n, device_);
     ForEachTechnique(active_, "on_batch", [&](Technique& t) { t.on_batch(batch, *this); });
     r.step_ms = TimeProbeSteps(*step_, batch, steps, device_);
     r.fits = true;

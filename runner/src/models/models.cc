@@ -1,5 +1,7 @@
 #include "models/models.h"
 
+#include "models/gpt.h"
+
 #include <string>
 
 #include <torch/nn/modules/batchnorm.h>
@@ -84,7 +86,17 @@ int64_t ImageChannels(const std::string& name, const std::vector<int64_t>& shape
 
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
                                   int64_t num_classes, c10::Device device) {
+  return BuildModel(model, SampleSpec{sample_shape, c10::kFloat, {}, c10::kLong, num_classes}, device);
+}
+
+std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
   const std::string name = model.at("name").get<std::string>();
+  if (name == "gpt") return MakeGpt(model, input);
+  if (input.tokens())
+    throw std::invalid_argument("model '" + name + "' reads float samples, and the data gives token ids (" +
+                                std::string(c10::toString(input.input_dtype)) + "); use model 'gpt'");
+  const std::vector<int64_t>& sample_shape = input.input_shape;
+  int64_t num_classes = input.num_classes;
   if (model.contains("num_classes")) num_classes = model.at("num_classes").get<int64_t>();
   const double dropout = model.value("dropout", 0.0);
   if (name == "mlp") {

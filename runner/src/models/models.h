@@ -1,6 +1,7 @@
 #pragma once
-// Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision); and torchscript, a
-// TorchScript file trained through a wrapper (torchscript.cc).
+// Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision), gpt (a decoder-only
+// transformer over token ids, gpt.h); and torchscript, a TorchScript file trained through a wrapper
+// (torchscript.cc).
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -10,9 +11,12 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "runx/sample_spec.h"
+
 namespace runx::models {
 
-/// A classifier: input [batch, *sample_shape] -> logits [batch, num_classes].
+/// A classifier: input [batch, *sample_shape] -> logits [batch, num_classes]; or a language model
+/// (gpt): token ids [batch, T] -> next-token logits [batch, T, vocabulary].
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;
@@ -24,6 +28,12 @@ class Model : public torch::nn::Module {
 /// `device` directly.
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
                                   int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
+
+/// The same for the samples `input` declares (shape, dtype, classes or vocabulary): gpt reads token
+/// ids, every other model float samples; a model given the other kind throws std::invalid_argument
+/// naming both.
+std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input,
+                                  c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 /// model: {name: torchscript, path: FILE}: loads FILE with torch::jit::load onto `device` (every
 /// tensor, including the constants a frozen module has instead of parameters) and wraps it.
