@@ -1,0 +1,151 @@
+// A language model on real text through the real binary: gpt on the fortunes Debian installs
+// (apt-get install fortunes), its loss going down, its metrics read back with `runx query`; and
+// the located errors of text data that cannot be read.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../remove_tree.h"
+#include "run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+
+using runx::testing::Runx;
+
+constexpr const char* kFortunes = "/usr/share/games/fortunes";
+
+class TextRuns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("runx_text_runs_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    runx::testing::RemoveTree(dir_.string());
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runx.db").string();
+    setenv("RUNX_CACHE_DIR", (dir_ / "cache").c_str(), 1);  // the runx children inherit it
+  }
+  void TearDown() override {
+    unsetenv("RUNX_CACHE_DIR");
+    runx::testing::RemoveTree(dir_.string());
+  }
+  std::string Write(const std::string& name, const std::string& text) const {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  /// `runx query` of `sql` as JSON rows.
+  nlohmann::json Query(const std::string& sql) const {
+    const auto r = Runx("query --db " + db_ + " --format json \"" + sql + "\"");
+    EXPECT_EQ(r.status, 0) << r.out;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+  fs::path dir_;
+  std::string db_;
+};
+
+TEST_F(TextRuns, GptLearnsTheFortunes) {
+  if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
+  const auto yaml = Write("gpt.yaml",
+                          "name: gpt-fortunes-test\n"
+                          "device: cpu\n"
+                          "seed: 1\n"
+                          "model: {name: gpt, n_layer: 2, n_head: 2, d_model: 32}\n"
+                          "data: {source: text, path: " +
+                              std::string(kFortunes) +
+                              ", seq_len: 32, batch_size: 16, val_fraction: 0.01}\n"
+                              "train:\n"
+                              "  optimizer: {name: adamw, lr: 0.003, weight_decay: 0.0}\n"
+                              "  warmup_steps: 2\n"
+                              "  steps: 38\n");
+  const auto run = Runx(yaml + " --db " + db_ + " -q");
+  ASSERT_EQ(run.status, 0) << run.out;
+
+  const auto trial = Query("SELECT status, error, final_loss, accuracy FROM trial_summary");
+  ASSERT_EQ(trial.size(), 1u) << trial.dump();
+  ASSERT_EQ(trial[0]["status"], "ok") << trial.dump();
+
+  // The loss goes down: the mean of the last 8 steps at least 1.0 nat below the first 8 (an
+  // untrained model starts at about ln 256 = 5.55; the text's byte frequencies alone give 3.32).
+  const auto steps = Query("SELECT loss FROM steps ORDER BY phase = 'measure', step");
+  ASSERT_EQ(steps.size(), 40u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 8; ++i) {
+    first += steps[i]["loss"].get<double>() / 8;
+    last += steps[steps.size() - 1 - i]["loss"].get<double>() / 8;
+  }
+  std::printf("gpt on fortunes: loss of the first 8 steps %.3f, of the last 8 %.3f\n", first, last);
+  EXPECT_NEAR(steps[0]["loss"].get<double>(), std::log(256.0), 0.3);
+  EXPECT_LT(last, first - 1.0);
+
+  // tokens/s, validation loss and perplexity, like every other metric.
+  const auto m = Query("SELECT name, value, unit FROM metrics WHERE step IS NULL ORDER BY name");
+  std::map<std::string, double> metric;
+  std::map<std::string, std::string> unit;
+  for (const auto& row : m) {
+    metric[row["name"]] = row["value"].is_null() ? std::nan("") : row["value"].get<double>();
+    unit[row["name"]] = row["unit"].is_null() ? "" : row["unit"].get<std::string>();
+  }
+  for (const char* name : {"tokens_per_s", "samples_per_s", "val_loss", "perplexity", "accuracy"})
+    ASSERT_TRUE(metric.count(name)) << name << " missing from " << m.dump();
+  std::printf("gpt on fortunes: %.0f tokens/s, val_loss %.3f, perplexity %.2f, next-token accuracy %.3f\n",
+              metric["tokens_per_s"], metric["val_loss"], metric["perplexity"], metric["accuracy"]);
+  EXPECT_NEAR(metric["tokens_per_s"], metric["samples_per_s"] * 32, 1e-6 * metric["tokens_per_s"]);
+  EXPECT_EQ(unit["tokens_per_s"], "tokens/s");
+  // The held-out text (the last 1%: mostly the shouted Zippy quotes) a nat below uniform bytes.
+  EXPECT_LT(metric["val_loss"], std::log(256.0) - 1.0);
+  EXPECT_NEAR(metric["perplexity"], std::exp(metric["val_loss"]), 1e-9 * metric["perplexity"]);
+  EXPECT_GT(metric["accuracy"], 1.0 / 256);
+
+  // What the trial read: the pack in the cache folder, and the text's files by content.
+  const auto env = Query("SELECT key, value FROM environment WHERE key LIKE 'data.%' ORDER BY key");
+  std::map<std::string, std::string> facts;
+  for (const auto& row : env) facts[row["key"]] = row["value"];
+  EXPECT_EQ(facts["data.tokenizer"], "bytes");
+  EXPECT_EQ(facts["data.vocab_size"], "256");
+  EXPECT_EQ(fs::path(facts["data.pack"]).parent_path(), dir_ / "cache" / "text");
+  const auto inputs = Query("SELECT inputs FROM trials");
+  const auto files = nlohmann::json::parse(inputs[0]["inputs"].get<std::string>());
+  EXPECT_GT(files["data.path"]["files"].get<int>(), 10) << files.dump();  // the text files, not the .dat indexes
+}
+
+TEST_F(TextRuns, TextThatCannotBeReadIsALocatedError) {
+  const auto missing = (dir_ / "missing.txt").string();
+  const auto yaml = Write("bad.yaml",
+                          "name: bad\n"
+                          "model: {name: gpt}\n"
+                          "data:\n"
+                          "  source: text\n"
+                          "  path: " +
+                              missing +
+                              "\n"
+                              "  seq_len: 64\n"
+                              "  batch_size: 8\n");
+  auto r = Runx("validate " + yaml);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(yaml + ":5:9: error: cannot read '" + missing + "': No such file or directory\n"),
+            std::string::npos)
+      << r.out;
+  Write("short.txt", "too short for 64 tokens\n");
+  r = Runx(yaml + " --set data.path=" + (dir_ / "short.txt").string() + " --db " + db_);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(yaml + ":6:12: error: 'data.seq_len' 64 does not fit the training split of"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(db_));  // nothing ran
+}
+
+TEST_F(TextRuns, TheExperimentFileIsValid) {
+  if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
+  const auto r = Runx("validate " RUNX_SOURCE_DIR "/experiments/gpt-fortunes.yaml");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+}  // namespace
