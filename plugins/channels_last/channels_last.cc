@@ -12,6 +12,10 @@ class ChannelsLast : public runx::Technique {
   void configure(const nlohmann::json& params) override { inputs_ = params.value("inputs", true); }
 
   runx::CheckResult check(const runx::TrialPlan& plan) override {
+    if (plan.config().at("model").value("name", "") == "aoti")
+      return runx::CheckResult::Incompatible(
+          "an AOTInductor package has its memory format compiled in: make a channels_last package instead "
+          "(bench/aoti_package.py --channels-last)");
     const auto& data = plan.config().at("data");
     const size_t dims = data.value("source", "") == "synthetic" ? data.at("shape").size() : 3;
     if (dims != 3)

@@ -35,7 +35,7 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
   static const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>> kRules = {
       {"model",
        {"name",
-        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript"}}, {"jit_optimize", {"torchscript"}}}}},
+        {{"hidden", {"mlp"}}, {"channels", {"cnn"}}, {"dropout", {"mlp", "cnn"}}, {"path", {"torchscript", "aoti"}}, {"jit_optimize", {"torchscript"}}, {"model_name", {"aoti"}}}}},
       {"data",
        {"source",
         {{"path", {"fashion-mnist", "memmap"}},
@@ -139,7 +139,9 @@ json InputFiles(const json& config) {
   };
   const json used = UsedConfig(config);
   const json model = used.value("model", json::object());
-  if (model.value("name", "") == "torchscript" && model.contains("path")) add("model.path", model["path"].get<std::string>());
+  const std::string model_name = model.value("name", "");
+  if ((model_name == "torchscript" || model_name == "aoti") && model.contains("path"))
+    add("model.path", model["path"].get<std::string>());
   const json data = used.value("data", json::object());
   for (const char* key : {"path", "labels", "eval_path", "eval_labels"}) {
     if (data.contains(key) && data[key].is_string()) add(std::string("data.") + key, data[key].get<std::string>());

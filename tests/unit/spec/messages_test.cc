@@ -45,7 +45,7 @@ TEST(Messages, MisspeltModel) {
             "bad_model.yaml:9:9: error: unknown model 'resnt50'\n"
             "    9 |   name: resnt50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
 }
 
 TEST(Messages, MisspeltTechnique) {
@@ -146,6 +146,15 @@ TEST(Messages, StepsAndEpochsAreExclusive) {
             "note: 'train.epochs' is set at line 5; measure either a number of steps or a number of epochs\n");
 }
 
+TEST(Messages, AnAotiPackageIsInferenceOnly) {
+  EXPECT_EQ(RenderFile("aoti_train.yaml"),
+            "aoti_train.yaml:2:15: error: model 'aoti' runs an AOTInductor package, which is inference-only\n"
+            "    2 | model: {name: aoti, path: resnet50.pt2}\n"
+            "      |               ^\n"
+            "note: add 'task: infer' to measure it; AOTInductor compiles forward graphs only, so to train a model "
+            "from a file export it with torch.jit and use model: {name: torchscript}\n");
+}
+
 TEST(Messages, SyntheticDataNeedsShapeAndClasses) {
   const std::string note =
       "note: synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000\n";
@@ -197,7 +206,7 @@ TEST(Messages, EveryProblemOfAFileSortedByLine) {
             "many_errors.yaml:5:9: error: unknown model 'ResNet50'\n"
             "    5 |   name: ResNet50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript'; did you mean 'resnet50'?\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript', 'aoti'; did you mean 'resnet50'?\n"
             "many_errors.yaml:6:12: error: 'model.dropout' must be < 1, got 1.5\n"
             "    6 |   dropout: 1.5\n"
             "      |            ^\n"

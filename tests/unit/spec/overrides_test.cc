@@ -102,7 +102,7 @@ TEST(Overrides, FileProblemsComeFirstThenOverrides) {
             "      |               ^\n"
             "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
             "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
 }
 
 TEST(Overrides, FixingAFileValueByOverride) {
@@ -118,7 +118,7 @@ TEST(Overrides, StepsAndEpochsPointsAtTheOverride) {
 TEST(Overrides, MissingKeyInAMappingMadeByAnOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"model={num_classes: 10}"}),
             "--set model={num_classes: 10}: error: missing required key 'name' in 'model'\n"
-            "note: 'name': one of the built-in models, or torchscript (a TorchScript file: 'path')\n");
+            "note: 'name': one of the built-in models, torchscript (a TorchScript file: 'path') or aoti (an AOTInductor package, .pt2, for task: infer on LibTorch >= 2.6: 'path')\n");
 }
 
 }  // namespace
