@@ -48,6 +48,9 @@ int Main(int argc, char** argv) {
   std::string shard;
   run_cmd->add_option("--shard", shard, "run only trials i, i+n, i+2n, ... of the plan (i/n, 0-based)");
   run_cmd->add_flag("--in-process", run.in_process, "run trials in this process (debugging: no crash isolation)");
+  run_cmd->add_option("--devices", run.devices,
+                      "run trials in parallel, one per device, each pinned to its device: cuda:0,cuda:1,... or all "
+                      "(every GPU); cpu (repeatable) and mps also count");
   run_cmd->add_option("--export-markdown", run.export_markdown, "also write the end-of-run table to FILE as markdown");
   run_cmd->add_option("--export-csv", run.export_csv, "also write the end-of-run table to FILE as CSV");
   run_cmd->add_option("--export-json", run.export_json, "also write the end-of-run table to FILE as JSON");

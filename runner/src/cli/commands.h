@@ -25,6 +25,7 @@ struct RunArgs {
   bool any_build = false;   ///< reuse results of other runx builds
   bool strict = false;      ///< exit 1 when any trial is not ok
   bool in_process = false;  ///< run trials in this process (debugging; no crash isolation)
+  std::string devices;      ///< --devices cuda:0,cuda:1 | all | cpu,cpu: one trial per device in parallel
   std::string command_line;
   /// --export-markdown / --export-csv / --export-json FILE: the end-of-run table written there.
   std::string export_markdown, export_csv, export_json;
