@@ -153,7 +153,7 @@ std::string RunSection(const RunReport& r) {
 }
 
 std::string HistorySection(const ExperimentHistory& h, const std::set<int64_t>& reported) {
-  std::string out = fmt::format("<section id=\"history-of-{}\">\n<h2>History of {}</h2>\n", EscapeHtml(h.experiment),
+  std::string out = fmt::format("<section id=\"history-of-{}\">\n<h2>History of {}</h2>\n", HtmlId(h.experiment),
                                 EscapeHtml(h.experiment));
   const auto chart = HistoryChart(h, reported);
   out += chart ? Figure(*chart) : Absent("No run of the experiment has figures.");
@@ -204,7 +204,7 @@ std::string RenderHtmlReport(const HtmlReport& report, const PageInfo& info, con
   out += "<nav>";
   for (const RunReport& r : report.runs) out += fmt::format("<a href=\"#run-{}\">run {}</a>", r.run.id, r.run.id);
   for (const ExperimentHistory& h : report.histories) {
-    out += fmt::format("<a href=\"#history-of-{}\">history of {}</a>", EscapeHtml(h.experiment), EscapeHtml(h.experiment));
+    out += fmt::format("<a href=\"#history-of-{}\">history of {}</a>", HtmlId(h.experiment), EscapeHtml(h.experiment));
   }
   out += "</nav>\n<div id=\"runx-errors\"></div>\n</header>\n";
   for (const RunReport& r : report.runs) out += RunSection(r);

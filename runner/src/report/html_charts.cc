@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -95,6 +96,13 @@ json Lines(const std::string& data, const std::string& x, const std::string& y, 
 std::string Fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
 }  // namespace
+
+std::string HtmlId(std::string name) {
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  }
+  return name;
+}
 
 std::optional<Chart> SpeedupChart(const RunReport& run) {
   json rows = json::array(), intervals = json::array();
@@ -263,7 +271,7 @@ std::optional<Chart> MemoryChart(const RunReport& run) {
   for (const MemoryBar& m : run.memory) {
     const std::string name = m.metric == "peak_mem_bytes" ? "peak" : "reserved";
     values.push_back({{"label", m.label}, {"metric", name}, {"mib", m.bytes / kMiB}, {"bytes", m.bytes},
-                      {"text", fmt::format("{:.1f} MiB", m.bytes / kMiB)}});
+                      {"text", FormatBytes(static_cast<int64_t>(m.bytes))}});
     if (std::find(labels.begin(), labels.end(), m.label) == labels.end()) labels.push_back(m.label);
   }
   json spec = Spec("peak and reserved memory per variant", BandHeight(labels.size(), 40));

@@ -51,6 +51,10 @@ std::optional<Chart> FrontierChart(const RunReport& run, bool memory);
 /// A run's charts, those that have data, in the order above.
 std::vector<Chart> RunCharts(const RunReport& run);
 
+/// `name` as a part of an HTML id (of a chart or a section): every character but ASCII letters,
+/// digits, '-' and '_' replaced by '-'.
+std::string HtmlId(std::string name);
+
 /// The history over builds: samples/s per variant and run, oldest left (`series`, `lines`,
 /// `points`), regressions (`regressions`: slower than the run before beyond the threshold, by
 /// compare's rule) and improvements (`improvements`) marked, and a rule at each run of the report

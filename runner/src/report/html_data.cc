@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -59,7 +60,9 @@ std::map<int64_t, std::pair<double, int>> MedianLoss(const std::vector<const sto
   for (const store::RunTrial* t : ok) {
     const auto it = curves.find(t->trial_id);
     if (it == curves.end()) continue;
-    for (const store::LossPoint& p : it->second) by_step[p.position].push_back(p.loss);
+    for (const store::LossPoint& p : it->second) {
+      if (std::isfinite(p.loss)) by_step[p.position].push_back(p.loss);
+    }
   }
   std::map<int64_t, std::pair<double, int>> out;
   for (auto& [step, losses] : by_step) {

@@ -1,8 +1,6 @@
 // HistoryChart: an experiment's runs over builds, oldest left, with compare's verdicts marked.
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "report/html_charts.h"
 
 namespace runx::report {
@@ -13,14 +11,6 @@ using json = nlohmann::ordered_json;
 json Scaled(const std::string& scale, const std::string& field) { return {{"scale", scale}, {"field", field}}; }
 json Value(double v) { return {{"value", v}}; }
 json Value(const std::string& v) { return {{"value", v}}; }
-
-// `name` with every character but letters, digits, '-' and '_' replaced by '-' (an HTML id).
-std::string IdPart(std::string name) {
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
-  }
-  return name;
-}
 
 // "run 12 · abc1234" (the x axis' key: unique per run).
 std::string RunKey(const store::RunOverview& run) { return fmt::format("run {} · {}", run.id, BuildName(run)); }
@@ -41,8 +31,10 @@ json Point(const HistoryRun& h, const HistoryVariant& v, int order) {
   return p;
 }
 
-// A symbol mark over the points of `data`.
-json Symbols(const std::string& name, const std::string& data, json fill, const std::string& shape, int size) {
+// A symbol mark over the points of `data`; `outlined` in black (the verdicts, which must stand
+// out from the variants' colours).
+json Symbols(const std::string& name, const std::string& data, json fill, const std::string& shape, int size,
+             bool outlined) {
   return {{"type", "symbol"},
           {"name", name},
           {"from", {{"data", data}}},
@@ -53,6 +45,7 @@ json Symbols(const std::string& name, const std::string& data, json fill, const 
               {"shape", Value(shape)},
               {"size", Value(size)},
               {"fill", std::move(fill)},
+              {"stroke", Value(outlined ? "#000000" : "transparent")},
               {"tooltip", {{"signal",
                             "{'run': datum.run, 'date': datum.date, 'variant': datum.label, 'samples/s': "
                             "format(datum.samples_per_s, '.1f'), 'vs previous': datum.vs}"}}}}}}}};
@@ -120,10 +113,10 @@ std::optional<Chart> HistoryChart(const ExperimentHistory& history, const std::s
         {"name", "series"},
         {"from", {{"facet", {{"name", "faceted"}, {"data", "history"}, {"groupby", "label"}}}}},
         {"marks", json::array({line})}},
-       Symbols("points", "history", Scaled("color", "label"), "circle", 40),
-       Symbols("regressions", "slower", Value("#c62828"), "triangle-down", 160),
-       Symbols("improvements", "faster", Value("#2e7d32"), "triangle-up", 160)});
-  return Chart{"history-" + IdPart(history.experiment),
+       Symbols("points", "history", Scaled("color", "label"), "circle", 40, false),
+       Symbols("regressions", "slower", Value("#c62828"), "triangle-down", 170, true),
+       Symbols("improvements", "faster", Value("#2e7d32"), "triangle-up", 170, true)});
+  return Chart{"history-" + HtmlId(history.experiment),
                "History of " + history.experiment,
                fmt::format("Throughput (pooled samples/s) of each variant in the newest {} runs of the experiment, "
                            "oldest left. Red triangles: slower than the same configuration in the run before, green: "

@@ -188,6 +188,11 @@ TEST_F(HtmlCharts, HistoryMarksRegressionsAndImprovements) {
   EXPECT_FALSE(HistoryChart(ExperimentHistory{}, {}));
 }
 
+TEST(HtmlId, OnlyLettersDigitsDashesAndUnderscores) {
+  EXPECT_EQ(HtmlId("mlp_amp-2"), "mlp_amp-2");
+  EXPECT_EQ(HtmlId("a b/c\"<é"), "a-b-c----");  // é is two bytes
+}
+
 // Vega makes a data set of every named mark: a mark named like a data set is refused ("Duplicate
 // data set name"), so none may be.
 TEST_F(HtmlCharts, NoMarkIsNamedLikeADataSet) {
