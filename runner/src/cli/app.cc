@@ -13,7 +13,7 @@ namespace runx::cli {
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "compare", "history", "merge", "doctor", "plugins", "trial", "data", "help"};
+const char* const kSubcommands[] = {"run", "validate", "plan", "query", "compare", "history", "report", "merge", "doctor", "plugins", "trial", "data", "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -121,6 +121,19 @@ int Main(int argc, char** argv) {
   history_cmd->add_option("--threshold", history.threshold, "changes within +-this are no change")
       ->capture_default_str();
 
+  ReportArgs report_args;
+  auto* report_cmd = app.add_subcommand(
+      "report", "write one self-contained HTML file with the charts of runs, their history and environment");
+  report_cmd->add_option("runs", report_args.runs, "run ids, latest, previous or git revisions (default: latest)");
+  report_cmd->add_option("-o,--output", report_args.out, "the HTML file to write, e.g. report.html")->required();
+  report_cmd->add_option("--db,--store", report_args.db, "results store")->capture_default_str();
+  report_cmd->add_option("--threshold", report_args.threshold, "the history's changes within +-this are no change")
+      ->capture_default_str();
+  report_cmd->add_option("--history", report_args.history, "runs of the experiment's history shown (0: all)")
+      ->capture_default_str();
+  report_cmd->add_option("--experiment", report_args.experiment,
+                         "look for latest, previous and git revisions among this experiment's runs");
+
   auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
   auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
 
@@ -163,6 +176,7 @@ int Main(int argc, char** argv) {
     if (!history_db.empty()) history.db = history_db;
     return History(history);
   }
+  if (*report_cmd) return Report(report_args);
   if (*doctor_cmd) return Doctor();
   if (*plugins_cmd) return Plugins();
   if (*pack_cmd) return DataPack(pack);

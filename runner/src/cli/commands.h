@@ -11,6 +11,8 @@
 #include "data/pack.h"
 #include "report/table.h"
 
+namespace runx::store { class Store; }
+
 namespace runx::cli {
 
 struct RunArgs {
@@ -48,6 +50,15 @@ struct HistoryArgs {
   int limit = 10;  ///< runs shown; 0 = all
 };
 
+struct ReportArgs {
+  std::vector<std::string> runs;  ///< run references; empty: latest
+  std::string out;                ///< -o FILE
+  std::string db = "results/runx.db";
+  std::string threshold = "2%";   ///< of the history's verdicts
+  std::string experiment;         ///< where `latest` and git revisions look ("" = any experiment)
+  int history = 20;               ///< runs of each experiment's history; 0 = all
+};
+
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
 int Run(const RunArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
@@ -65,6 +76,15 @@ int Merge(const std::string& out, const std::vector<std::string>& inputs, bool a
 int Compare(const CompareArgs& args);
 /// `runx history [EXPERIMENT | FILE]`: the runs of an experiment, newest first.
 int History(const HistoryArgs& args);
+/// `runx report [RUN...] -o FILE`: the HTML report of runs; exit 2 on invalid arguments or
+/// references, 1 when the store, the chart library or FILE fails.
+int Report(const ReportArgs& args);
+/// The run ids `refs` name (store::ResolveRun), as compare and report read them: run ids,
+/// `latest` and `previous` (among `experiment`'s runs when it is not empty) first, then git
+/// revisions among the runs of `experiment`, or else of the experiment of the first run resolved.
+/// Throws store::StoreError for a reference that names no run.
+std::vector<int64_t> ResolveRuns(store::Store& store, const std::vector<std::string>& refs,
+                                 const std::string& experiment);
 /// "2%" -> 0.02, "0.02" -> 0.02; nullopt for anything else, or outside [0, 100%).
 std::optional<double> ParseThreshold(const std::string& text);
 /// The --threshold and --format of compare and history.
