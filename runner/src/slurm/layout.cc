@@ -30,12 +30,17 @@ std::string Layout::MergeLog(const std::string& stream) const { return LogsDir()
 std::string Layout::MergeExit() const { return ExitDir() + "/merge"; }
 
 std::string ToJson(const Manifest& m) {
-  const nlohmann::ordered_json j = {
-      {"experiment", m.experiment},     {"name", m.name},           {"store", m.store},
-      {"workdir", m.workdir},           {"submitted_at", m.submitted_at},
-      {"array_job", m.array_job},       {"merge_job", m.merge_job}, {"shards", m.shards},
-      {"max_parallel", m.max_parallel}, {"shard_trials", m.shard_trials},
-      {"overrides", m.overrides}};
+  const nlohmann::ordered_json j = {{"experiment", m.experiment},
+                                    {"name", m.name},
+                                    {"store", m.store},
+                                    {"workdir", m.workdir},
+                                    {"submitted_at", m.submitted_at},
+                                    {"array_job", m.array_job},
+                                    {"merge_job", m.merge_job},
+                                    {"shards", m.shards},
+                                    {"max_parallel", m.max_parallel},
+                                    {"shard_trials", m.shard_trials},
+                                    {"overrides", m.overrides}};
   return j.dump(2) + "\n";
 }
 
@@ -102,8 +107,7 @@ std::optional<std::string> LatestSubmissionDir(const std::string& parent) {
 
 std::optional<char> UnsafeForSbatch(const std::string& path) {
   for (char c : path)
-    if (c == ' ' || c == '"' || c == '\'' || c == '\\' || c == '%' || static_cast<unsigned char>(c) < 0x20 ||
-        c == 0x7f)
+    if (c == ' ' || c == '"' || c == '\'' || c == '\\' || c == '%' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       return c;
   return std::nullopt;
 }

@@ -13,31 +13,31 @@ namespace runx::slurm {
 struct Layout {
   std::string dir;
 
-  std::string ArrayScript() const;  ///< array.sbatch: one task per shard
-  std::string MergeScript() const;  ///< merge.sbatch: the dependent merge job
-  std::string Manifest() const;     ///< submission.json
-  std::string StoresDir() const;    ///< stores/
-  std::string LogsDir() const;      ///< logs/
-  std::string ExitDir() const;      ///< exit/: a job's exit status, written when it ends
+  std::string ArrayScript() const;                         ///< array.sbatch: one task per shard
+  std::string MergeScript() const;                         ///< merge.sbatch: the dependent merge job
+  std::string Manifest() const;                            ///< submission.json
+  std::string StoresDir() const;                           ///< stores/
+  std::string LogsDir() const;                             ///< logs/
+  std::string ExitDir() const;                             ///< exit/: a job's exit status, written when it ends
   std::string ShardStore(const std::string& shard) const;  ///< stores/shard-I.db
   std::string ShardLog(const std::string& shard, const std::string& stream) const;  ///< logs/shard-I.out|err
-  std::string ShardExit(const std::string& shard) const;  ///< exit/shard-I
-  std::string MergeLog(const std::string& stream) const;  ///< logs/merge.out|err
-  std::string MergeExit() const;                          ///< exit/merge
+  std::string ShardExit(const std::string& shard) const;                            ///< exit/shard-I
+  std::string MergeLog(const std::string& stream) const;                            ///< logs/merge.out|err
+  std::string MergeExit() const;                                                    ///< exit/merge
 };
 
 /// What was submitted: written once both jobs are in SLURM's queue.
 struct Manifest {
-  std::string experiment;  ///< the experiment file (absolute)
-  std::string name;        ///< the experiment's name
-  std::string store;       ///< the results store the merge job writes (absolute)
-  std::string workdir;     ///< where the jobs run
+  std::string experiment;    ///< the experiment file (absolute)
+  std::string name;          ///< the experiment's name
+  std::string store;         ///< the results store the merge job writes (absolute)
+  std::string workdir;       ///< where the jobs run
   std::string submitted_at;  ///< ISO-8601 UTC
   std::string array_job;     ///< SLURM job id of the array
   std::string merge_job;     ///< SLURM job id of the merge job
   int shards = 1;
-  int max_parallel = 0;            ///< 0: no limit
-  std::vector<int> shard_trials;   ///< trials each shard runs, by shard
+  int max_parallel = 0;           ///< 0: no limit
+  std::vector<int> shard_trials;  ///< trials each shard runs, by shard
   std::vector<std::string> overrides;
 };
 

@@ -73,7 +73,7 @@ JobStates ParseSacct(const std::string& text) { return Parse(text, true); }
 JobStates ParseSqueue(const std::string& text) { return Parse(text, false); }
 
 bool IsFinal(const std::string& state) {
-  static const char* const kFinal[] = {"COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",  "NODE_FAIL",
+  static const char* const kFinal[] = {"COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",       "NODE_FAIL",
                                        "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY", "REVOKED"};
   for (const char* f : kFinal)
     if (state == f) return true;
@@ -91,8 +91,8 @@ QueueReport QueryJobs(const std::vector<std::string>& job_ids) {
   QueueReport report;
   std::string ids;
   for (const auto& id : job_ids) ids += (ids.empty() ? "" : ",") + id;
-  const auto sacct = RunProcess({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + ids,
-                                 "--format=JobID,State,ExitCode"});
+  const auto sacct = RunProcess(
+      {"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + ids, "--format=JobID,State,ExitCode"});
   if (sacct.started && sacct.status == 0) {
     report.jobs = ParseSacct(sacct.out);
     report.source = "sacct";

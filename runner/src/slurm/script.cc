@@ -46,8 +46,9 @@ std::string ArraySpec(int shards, int max_parallel) {
 }
 
 std::string ShellQuote(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                       "0123456789@%+=:,./_-") == std::string::npos;
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789@%+=:,./_-") == std::string::npos;
   if (plain) return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -88,8 +89,8 @@ std::string ArrayScript(const JobSpec& spec) {
       "# SIGTERM (time limit, scancel) reaches runx too: it ends the running trial, keeps the\n"
       "# finished ones, marks its run interrupted and exits 130, which is recorded below.\n"
       "trap 'echo \"runx submit: shard $shard: SIGTERM (time limit or scancel)\" >&2' TERM\n";
-  std::string run = fmt::format("{} run {} --shard \"$shard/{}\" --db \"$store\"", runx,
-                                ShellQuote(spec.experiment), spec.shards);
+  std::string run =
+      fmt::format("{} run {} --shard \"$shard/{}\" --db \"$store\"", runx, ShellQuote(spec.experiment), spec.shards);
   if (spec.force) run += " --force";
   if (spec.any_build) run += " --any-build";
   for (const auto& o : spec.overrides) run += " --set " + ShellQuote(o);
@@ -130,8 +131,8 @@ std::string MergeScript(const JobSpec& spec) {
   out += "else\n";
   out += "  # Every task has ended: a run a shard store still has running was killed (SIGKILL, a node\n";
   out += "  # that failed); --runners-ended marks it interrupted and merges the trials it finished.\n";
-  out += fmt::format("  {} merge --runners-ended {} \"${{stores[@]}}\"\n", ShellQuote(spec.runx),
-                     ShellQuote(spec.store));
+  out +=
+      fmt::format("  {} merge --runners-ended {} \"${{stores[@]}}\"\n", ShellQuote(spec.runx), ShellQuote(spec.store));
   out += "  status=$?\n";
   out += "fi\n";
   out += fmt::format("echo \"$status\" >{}\n", Dq(l.MergeExit()));

@@ -15,22 +15,22 @@ namespace runx::slurm {
 
 /// Everything the scripts are made of. Paths are absolute: the jobs run on other machines.
 struct JobSpec {
-  std::string runx;        ///< the runx binary the jobs run
-  std::string experiment;  ///< the experiment file
+  std::string runx;                    ///< the runx binary the jobs run
+  std::string experiment;              ///< the experiment file
   std::vector<std::string> overrides;  ///< --set key=value, in order
-  std::string workdir;     ///< the jobs' working directory (relative paths in the experiment)
-  std::string store;       ///< the results store the merge job writes into
-  std::string artifacts;   ///< RUNX_ARTIFACT_DIR of the tasks unless the environment sets it
-  Layout layout;           ///< the submission's folder
+  std::string workdir;                 ///< the jobs' working directory (relative paths in the experiment)
+  std::string store;                   ///< the results store the merge job writes into
+  std::string artifacts;               ///< RUNX_ARTIFACT_DIR of the tasks unless the environment sets it
+  Layout layout;                       ///< the submission's folder
   std::string job_name;
   int shards = 1;
-  int max_parallel = 0;    ///< array tasks at once (`%K`); 0: as many as SLURM starts
-  int gpus_per_trial = 0;  ///< GPUs of each array task (`--gres=gpu:N`); 0: none asked for
-  int cpus_per_task = 0;   ///< 0: the partition's default
-  std::string partition;   ///< "": the cluster's default partition
-  std::string time;        ///< time limit of each array task; "": the partition's
+  int max_parallel = 0;                     ///< array tasks at once (`%K`); 0: as many as SLURM starts
+  int gpus_per_trial = 0;                   ///< GPUs of each array task (`--gres=gpu:N`); 0: none asked for
+  int cpus_per_task = 0;                    ///< 0: the partition's default
+  std::string partition;                    ///< "": the cluster's default partition
+  std::string time;                         ///< time limit of each array task; "": the partition's
   std::vector<std::string> sbatch_options;  ///< more sbatch options for both jobs, e.g. --account=a
-  std::vector<std::string> setup;  ///< shell lines both jobs run first (module load, source ...)
+  std::vector<std::string> setup;           ///< shell lines both jobs run first (module load, source ...)
   bool reuse = true;       ///< start each shard store from a copy of `store` (its ok trials are reused)
   bool force = false;      ///< runx run --force
   bool any_build = false;  ///< runx run --any-build

@@ -77,7 +77,8 @@ TEST(SlurmProcess, ArgumentsReachTheProgramAsTheyAre) {
 
 // Much output on both streams at once: read together, neither pipe fills and stalls the child.
 TEST(SlurmProcess, ManyLinesOnBothStreams) {
-  const auto r = RunProcess({"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"});
+  const auto r =
+      RunProcess({"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 20000);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 20000);

@@ -112,9 +112,9 @@ fi
 echo "$status" >"/shared/results/slurm/sweep-20261203T153700Z/exit/merge"
 exit "$status"
 )S");
-  EXPECT_EQ(ArraySubmitCommand(spec),
-            (std::vector<std::string>{"sbatch", "--parsable",
-                                      "/shared/results/slurm/sweep-20261203T153700Z/array.sbatch"}));
+  EXPECT_EQ(
+      ArraySubmitCommand(spec),
+      (std::vector<std::string>{"sbatch", "--parsable", "/shared/results/slurm/sweep-20261203T153700Z/array.sbatch"}));
   EXPECT_EQ(MergeSubmitCommand(spec, "4711"),
             (std::vector<std::string>{"sbatch", "--parsable", "--dependency=afterany:4711",
                                       "/shared/results/slurm/sweep-20261203T153700Z/merge.sbatch"}));
@@ -158,7 +158,7 @@ TEST(SlurmScript, ForceAndNoReuseStartEachShardEmpty) {
 TEST(SlurmScript, ArraySpec) {
   EXPECT_EQ(ArraySpec(4, 0), "0-3");
   EXPECT_EQ(ArraySpec(4, 2), "0-3%2");
-  EXPECT_EQ(ArraySpec(4, 4), "0-3");   // no limit below the number of tasks
+  EXPECT_EQ(ArraySpec(4, 4), "0-3");  // no limit below the number of tasks
   EXPECT_EQ(ArraySpec(4, 10), "0-3");
   EXPECT_EQ(ArraySpec(1, 0), "0-0");
 }
@@ -219,9 +219,7 @@ class SlurmScriptRun : public ::testing::Test {
     calls_ = (root_ / "calls.txt").string();
   }
   void TearDown() override { runx::testing::RemoveTree(root_.string()); }
-  std::string Env(const std::string& more) const {
-    return "CALLS=" + ShellQuote(calls_) + " " + more;
-  }
+  std::string Env(const std::string& more) const { return "CALLS=" + ShellQuote(calls_) + " " + more; }
   std::string Write(const std::string& name, const std::string& text) const {
     const std::string path = (root_ / name).string();
     std::ofstream(path) << text;
@@ -238,8 +236,8 @@ TEST_F(SlurmScriptRun, ATaskRunsItsShardIntoItsOwnStoreAndRecordsItsExitStatus) 
   EXPECT_EQ(Bash(script, Env("SLURM_ARRAY_TASK_ID=1 FAKE_STATUS=0"), &out), 0) << out;
   const std::string store1 = spec_.layout.ShardStore("1");
   // No results store yet: nothing to start from; runx runs shard 1 of 3 into the task's store.
-  EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=" + spec_.artifacts +
-                              "\n[run]\n[" + spec_.experiment + "]\n[--shard]\n[1/3]\n[--db]\n[" + store1 +
+  EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=" + spec_.artifacts + "\n[run]\n[" +
+                              spec_.experiment + "]\n[--shard]\n[1/3]\n[--db]\n[" + store1 +
                               "]\n[--set]\n[name=it's $HOME]\n\n");
   EXPECT_EQ(Read(spec_.layout.ShardExit("1")), "0\n");
 
@@ -251,9 +249,9 @@ TEST_F(SlurmScriptRun, ATaskRunsItsShardIntoItsOwnStoreAndRecordsItsExitStatus) 
   EXPECT_EQ(Bash(script, Env("SLURM_ARRAY_TASK_ID=2 FAKE_STATUS=3 RUNX_ARTIFACT_DIR=/elsewhere"), &out), 3) << out;
   const std::string store2 = spec_.layout.ShardStore("2");
   EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=/elsewhere\n[merge]\n[" + store2 + "]\n[" +
-                              spec_.store + "]\n\ncwd=" + spec_.workdir +
-                              " setup=yes artifacts=/elsewhere\n[run]\n[" + spec_.experiment +
-                              "]\n[--shard]\n[2/3]\n[--db]\n[" + store2 + "]\n[--set]\n[name=it's $HOME]\n\n");
+                              spec_.store + "]\n\ncwd=" + spec_.workdir + " setup=yes artifacts=/elsewhere\n[run]\n[" +
+                              spec_.experiment + "]\n[--shard]\n[2/3]\n[--db]\n[" + store2 +
+                              "]\n[--set]\n[name=it's $HOME]\n\n");
   EXPECT_EQ(Read(spec_.layout.ShardExit("2")), "3\n");
 
   // Outside a job array the script refuses to run.
@@ -277,8 +275,7 @@ TEST_F(SlurmScriptRun, TheMergeJobMergesTheShardsThatLeftAStore) {
 TEST_F(SlurmScriptRun, TheMergeJobFailsWhenNoShardLeftAStore) {
   std::string out;
   EXPECT_EQ(Bash(Write("merge.sbatch", MergeScript(spec_)), Env(""), &out), 1) << out;
-  EXPECT_NE(out.find("runx submit: error: no shard left a results store: nothing to merge"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("runx submit: error: no shard left a results store: nothing to merge"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(calls_));  // runx was not run
   EXPECT_EQ(Read(spec_.layout.MergeExit()), "1\n");
 }
