@@ -227,8 +227,12 @@ TEST_F(Slurm, AFailedShardIsReportedTheMergeKeepsTheOtherAndASecondSubmissionRun
 
   // Again: shard 0 reuses its trial from the store, shard 1 runs its own.
   const auto again = Runx("submit " + file_ + " --slurm --db " + merged + one + " --wait");
-  ASSERT_EQ(again.status, 0) << again.out << Logs(SubmissionDir());
+  const std::string second = SubmissionDir();
+  ASSERT_EQ(again.status, 0) << again.out << Logs(second);
+  EXPECT_NE(again.out.find("reuse: the tasks start from a copy of " + merged + " (1 run, 1 trial)"), std::string::npos)
+      << again.out;
   EXPECT_NE(again.out.find("run ok: 1 of 1 trials, 1 ok, 1 reused"), std::string::npos) << again.out;
+  EXPECT_FALSE(fs::exists(second + "/stores/seed.db"));  // removed once merged
   EXPECT_EQ(Query(merged, kOkTrials), expected);
   EXPECT_EQ(Query(merged,
                   "SELECT r.shard, s.status, s.trials, s.reused_trials FROM runs r "
@@ -258,7 +262,7 @@ TEST_F(Slurm, DryRunPrintsTheScriptsAndSubmitsNothing) {
            "#SBATCH --array=0-1%1\n", "#SBATCH --gres=gpu:2\n", "#SBATCH --time=0:10:00\n", "#SBATCH --partition=gpu\n",
            "--shard \"$shard/2\" --db \"$store\" --set seed=7\n", "/stores/shard-$shard.db\"\n",
            "merge --runners-ended " + Path("r/runx.db") + " \"${stores[@]}\"\n",
-           "sbatch --parsable --dependency=afterany:ARRAY_JOB_ID "})
+           "sbatch --parsable --dependency=afterany:ARRAY_JOB_ID,singleton "})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.out.find("# " + Path("r/slurm/tiny_slurm-")), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(Path("r")));  // nothing written

@@ -19,6 +19,8 @@
 #include "slurm/process.h"
 #include "slurm/queue.h"
 #include "slurm/script.h"
+#include "store/merge.h"
+#include "store/store.h"
 
 namespace runx::cli {
 namespace {
@@ -90,6 +92,26 @@ void PrintDryRun(const slurm::JobSpec& spec) {
   fmt::print("# {}\n{}\n", spec.layout.MergeScript(), slurm::MergeScript(spec));
   fmt::print("# submitted with (ARRAY_JOB_ID: the job id the first sbatch prints):\n{}\n{}\n",
              Command(slurm::ArraySubmitCommand(spec)), Command(slurm::MergeSubmitCommand(spec, "ARRAY_JOB_ID")));
+}
+
+// Copies the results store, as it is now, to the seed store that every task starts its own from,
+// so that the tasks reuse its ok trials; the line that says so, "" when there is nothing to copy
+// (or it cannot be copied: a warning says why, and every trial runs).
+std::string Seed(const slurm::JobSpec& spec) {
+  std::error_code ec;
+  if (!fs::exists(spec.store, ec)) return "";
+  try {
+    const store::MergeResult r = store::MergeStores(spec.layout.SeedStore(), {spec.store});
+    const auto n = [](int64_t count, const char* what) {
+      return fmt::format("{} {}{}", count, what, count == 1 ? "" : "s");
+    };
+    return fmt::format("reuse: the tasks start from a copy of {} ({}, {}): its ok trials are not run again", spec.store,
+                       n(r.total.runs_added, "run"), n(r.total.trials_added, "trial"));
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "{}warning: the tasks cannot reuse the results of {}: {}; every trial runs\n", kPrefix,
+               spec.store, e.what());
+    return "";
+  }
 }
 
 // What `runx submit --status` reads back, but the job ids and the time.
@@ -217,6 +239,7 @@ int Submit(const SubmitArgs& args) {
   if (!WriteFile(layout.ArrayScript(), slurm::ArrayScript(*spec), true) ||
       !WriteFile(layout.MergeScript(), slurm::MergeScript(*spec), true))
     return 1;
+  const std::string seeded = spec->reuse && !spec->force ? Seed(*spec) : "";
   manifest.submitted_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
   const auto array_job = Sbatch(slurm::ArraySubmitCommand(*spec), "the job array");
   if (!array_job) {
@@ -242,6 +265,7 @@ int Submit(const SubmitArgs& args) {
   fmt::print("submitted job array {} ({} tasks{}) and merge job {} (runs when every task has ended)\n", *array_job,
              spec->shards, throttle, *merge_job);
   fmt::print("scripts, logs and shard stores: {}\n", layout.dir);
+  if (!seeded.empty()) fmt::print("{}\n", seeded);
   fmt::print("results: {} (after the merge)\n", spec->store);
   if (!args.wait) {
     fmt::print("status: runx submit --status {}\n", layout.dir);

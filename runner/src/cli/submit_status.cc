@@ -196,7 +196,9 @@ bool PrintSubmissionStatus(const slurm::Layout& layout, const slurm::Manifest& m
   const std::string merge_state = m.merge_job.empty() ? "not submitted" : StateOf(q, m.merge_job);
   std::string merge_text;
   if (merge_exit) {
-    merge_text = LastLine(layout.MergeLog(*merge_exit == 0 ? "out" : "err"));
+    const std::string log = layout.MergeLog(*merge_exit == 0 ? "out" : "err");
+    merge_text = LastLine(log);
+    if (merge_text.empty()) merge_text = "see " + log;
   } else if (m.merge_job.empty() || slurm::IsFinal(merge_state)) {
     merge_text = "did not merge";
   } else {

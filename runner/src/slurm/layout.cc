@@ -21,6 +21,7 @@ std::string Layout::Manifest() const { return dir + "/submission.json"; }
 std::string Layout::StoresDir() const { return dir + "/stores"; }
 std::string Layout::LogsDir() const { return dir + "/logs"; }
 std::string Layout::ExitDir() const { return dir + "/exit"; }
+std::string Layout::SeedStore() const { return StoresDir() + "/seed.db"; }
 std::string Layout::ShardStore(const std::string& shard) const { return StoresDir() + "/shard-" + shard + ".db"; }
 std::string Layout::ShardLog(const std::string& shard, const std::string& stream) const {
   return LogsDir() + "/shard-" + shard + "." + stream;

@@ -13,13 +13,14 @@ namespace runx::slurm {
 struct Layout {
   std::string dir;
 
-  std::string ArrayScript() const;                         ///< array.sbatch: one task per shard
-  std::string MergeScript() const;                         ///< merge.sbatch: the dependent merge job
-  std::string Manifest() const;                            ///< submission.json
-  std::string StoresDir() const;                           ///< stores/
-  std::string LogsDir() const;                             ///< logs/
-  std::string ExitDir() const;                             ///< exit/: a job's exit status, written when it ends
-  std::string ShardStore(const std::string& shard) const;  ///< stores/shard-I.db
+  std::string ArrayScript() const;  ///< array.sbatch: one task per shard
+  std::string MergeScript() const;  ///< merge.sbatch: the dependent merge job
+  std::string Manifest() const;     ///< submission.json
+  std::string StoresDir() const;    ///< stores/
+  std::string LogsDir() const;      ///< logs/
+  std::string ExitDir() const;      ///< exit/: a job's exit status, written when it ends
+  std::string SeedStore() const;    ///< stores/seed.db: the results store as submitted, for reuse
+  std::string ShardStore(const std::string& shard) const;                           ///< stores/shard-I.db
   std::string ShardLog(const std::string& shard, const std::string& stream) const;  ///< logs/shard-I.out|err
   std::string ShardExit(const std::string& shard) const;                            ///< exit/shard-I
   std::string MergeLog(const std::string& stream) const;                            ///< logs/merge.out|err

@@ -1,5 +1,7 @@
 #include "slurm/script.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace runx::slurm {
@@ -39,6 +41,12 @@ std::string Setup(const JobSpec& spec) {
 
 }  // namespace
 
+std::string MergeJobName(const std::string& store) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char c : store) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("runx-merge-{:08x}", static_cast<uint32_t>(h ^ (h >> 32)));
+}
+
 std::string ArraySpec(int shards, int max_parallel) {
   std::string out = fmt::format("0-{}", shards - 1);
   if (max_parallel > 0 && max_parallel < shards) out += fmt::format("%{}", max_parallel);
@@ -72,19 +80,20 @@ std::string ArrayScript(const JobSpec& spec) {
   out += fmt::format("#SBATCH --error={}\n", l.ShardLog("%a", "err"));
   out += CommonDirectives(spec);
   out += Setup(spec);
-  const std::string runx = ShellQuote(spec.runx), store = ShellQuote(spec.store);
+  const std::string runx = ShellQuote(spec.runx);
   out += fmt::format("shard=\"${{SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is a job array}}\"\n");
   out += fmt::format("store={}\n", Dq(l.ShardStore(kShard)));
   out += fmt::format("export RUNX_ARTIFACT_DIR=\"${{RUNX_ARTIFACT_DIR:-{}}}\"\n", DqBody(spec.artifacts));
   if (spec.reuse && !spec.force)
     out += fmt::format(
-        "# Start from the results store's runs, so that its ok trials are reused: a resubmission runs\n"
-        "# only what is missing. (A requeued or repeated task keeps the store it has.)\n"
-        "if [ -f {1} ] && [ ! -e \"$store\" ]; then\n"
-        "  {0} merge \"$store\" {1} ||\n"
-        "    echo \"runx submit: note: could not copy {2} into this shard's store: its trials run again\" >&2\n"
+        "# Start from the results store as it was at submission (runx submit copied it), so that its ok\n"
+        "# trials are reused: a resubmission runs only what is missing. A plain copy of a file nobody\n"
+        "# writes; a requeued or repeated task keeps the store it has.\n"
+        "if [ -f {0} ] && [ ! -e \"$store\" ]; then\n"
+        "  cp {0} \"$store.tmp\" && mv \"$store.tmp\" \"$store\" ||\n"
+        "    echo \"runx submit: note: could not copy {1}: the shard's trials run again\" >&2\n"
         "fi\n",
-        runx, store, DqBody(spec.store));
+        Dq(l.SeedStore()), DqBody(l.SeedStore()));
   out +=
       "# SIGTERM (time limit, scancel) reaches runx too: it ends the running trial, keeps the\n"
       "# finished ones, marks its run interrupted and exits 130, which is recorded below.\n"
@@ -106,10 +115,11 @@ std::string MergeScript(const JobSpec& spec) {
   std::string out = "#!/bin/bash\n";
   out += fmt::format(
       "# runx submit: adds the shard stores of the job array in array.sbatch to {}.\n"
-      "# Submitted with --dependency=afterany:<array job>: it runs once every task has ended, whatever\n"
-      "# their outcome, and merges what they finished.\n",
+      "# Submitted with --dependency=afterany:<array job>,singleton: it runs once every task has ended,\n"
+      "# whatever their outcome, and merges what they finished; merges into the same store (jobs of\n"
+      "# the same name) run one at a time.\n",
       spec.store);
-  out += fmt::format("#SBATCH --job-name={}-merge\n", spec.job_name);
+  out += fmt::format("#SBATCH --job-name={}\n", MergeJobName(spec.store));
   out += "#SBATCH --ntasks=1\n";
   out += fmt::format("#SBATCH --output={}\n", l.MergeLog("out"));
   out += fmt::format("#SBATCH --error={}\n", l.MergeLog("err"));
@@ -134,6 +144,7 @@ std::string MergeScript(const JobSpec& spec) {
   out +=
       fmt::format("  {} merge --runners-ended {} \"${{stores[@]}}\"\n", ShellQuote(spec.runx), ShellQuote(spec.store));
   out += "  status=$?\n";
+  out += fmt::format("  [ \"$status\" != 0 ] || rm -f {}\n", Dq(l.SeedStore()));
   out += "fi\n";
   out += fmt::format("echo \"$status\" >{}\n", Dq(l.MergeExit()));
   out += "exit \"$status\"\n";
@@ -145,7 +156,7 @@ std::vector<std::string> ArraySubmitCommand(const JobSpec& spec) {
 }
 
 std::vector<std::string> MergeSubmitCommand(const JobSpec& spec, const std::string& array_job) {
-  return {"sbatch", "--parsable", "--dependency=afterany:" + array_job, spec.layout.MergeScript()};
+  return {"sbatch", "--parsable", "--dependency=afterany:" + array_job + ",singleton", spec.layout.MergeScript()};
 }
 
 }  // namespace runx::slurm

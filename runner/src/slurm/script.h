@@ -3,8 +3,9 @@
 // read or run here, so a test compares them whole):
 //   array.sbatch  a job array, one task per shard: `runx run FILE --shard $SLURM_ARRAY_TASK_ID/N`
 //                 into a results store of the task's own (one writer per SQLite file);
-//   merge.sbatch  submitted with --dependency=afterany:<array>: once every task has ended, however,
-//                 `runx merge` of the shard stores there are into the user's store.
+//   merge.sbatch  submitted with --dependency=afterany:<array>,singleton: once every task has
+//                 ended, however, `runx merge` of the shard stores there are into the user's store,
+//                 never beside another merge into the same store (one writer per SQLite file).
 // No LibTorch.
 #include <string>
 #include <vector>
@@ -31,10 +32,14 @@ struct JobSpec {
   std::string time;                         ///< time limit of each array task; "": the partition's
   std::vector<std::string> sbatch_options;  ///< more sbatch options for both jobs, e.g. --account=a
   std::vector<std::string> setup;           ///< shell lines both jobs run first (module load, source ...)
-  bool reuse = true;       ///< start each shard store from a copy of `store` (its ok trials are reused)
+  bool reuse = true;       ///< start each shard store from the seed store, if there is one (its ok trials are reused)
   bool force = false;      ///< runx run --force
   bool any_build = false;  ///< runx run --any-build
 };
+
+/// The merge job's name: `runx-merge-` and a hash of the store's path, the same for every
+/// submission into one store, so that SLURM's `singleton` dependency runs their merges one at a time.
+std::string MergeJobName(const std::string& store);
 
 /// `0-3`, or `0-3%2` with a limit below the number of shards.
 std::string ArraySpec(int shards, int max_parallel);

@@ -59,11 +59,12 @@ module load cuda/12.1
 shard="${SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is a job array}"
 store="/shared/results/slurm/sweep-20261203T153700Z/stores/shard-$shard.db"
 export RUNX_ARTIFACT_DIR="${RUNX_ARTIFACT_DIR:-/shared/results/artifacts}"
-# Start from the results store's runs, so that its ok trials are reused: a resubmission runs
-# only what is missing. (A requeued or repeated task keeps the store it has.)
-if [ -f /shared/results/runx.db ] && [ ! -e "$store" ]; then
-  /opt/runx/build/runx merge "$store" /shared/results/runx.db ||
-    echo "runx submit: note: could not copy /shared/results/runx.db into this shard's store: its trials run again" >&2
+# Start from the results store as it was at submission (runx submit copied it), so that its ok
+# trials are reused: a resubmission runs only what is missing. A plain copy of a file nobody
+# writes; a requeued or repeated task keeps the store it has.
+if [ -f "/shared/results/slurm/sweep-20261203T153700Z/stores/seed.db" ] && [ ! -e "$store" ]; then
+  cp "/shared/results/slurm/sweep-20261203T153700Z/stores/seed.db" "$store.tmp" && mv "$store.tmp" "$store" ||
+    echo "runx submit: note: could not copy /shared/results/slurm/sweep-20261203T153700Z/stores/seed.db: the shard's trials run again" >&2
 fi
 # SIGTERM (time limit, scancel) reaches runx too: it ends the running trial, keeps the
 # finished ones, marks its run interrupted and exits 130, which is recorded below.
@@ -77,12 +78,13 @@ exit "$status"
 
 TEST(SlurmScript, MergeScriptWholeAndItsDependency) {
   const JobSpec spec = Example();
-  EXPECT_EQ(MergeScript(spec),
-            R"S(#!/bin/bash
+  std::string expected =
+      R"S(#!/bin/bash
 # runx submit: adds the shard stores of the job array in array.sbatch to /shared/results/runx.db.
-# Submitted with --dependency=afterany:<array job>: it runs once every task has ended, whatever
-# their outcome, and merges what they finished.
-#SBATCH --job-name=runx-sweep-merge
+# Submitted with --dependency=afterany:<array job>,singleton: it runs once every task has ended,
+# whatever their outcome, and merges what they finished; merges into the same store (jobs of
+# the same name) run one at a time.
+#SBATCH --job-name=runx-merge-MERGENAME
 #SBATCH --ntasks=1
 #SBATCH --output=/shared/results/slurm/sweep-20261203T153700Z/logs/merge.out
 #SBATCH --error=/shared/results/slurm/sweep-20261203T153700Z/logs/merge.err
@@ -108,15 +110,18 @@ else
   # that failed); --runners-ended marks it interrupted and merges the trials it finished.
   /opt/runx/build/runx merge --runners-ended /shared/results/runx.db "${stores[@]}"
   status=$?
+  [ "$status" != 0 ] || rm -f "/shared/results/slurm/sweep-20261203T153700Z/stores/seed.db"
 fi
 echo "$status" >"/shared/results/slurm/sweep-20261203T153700Z/exit/merge"
 exit "$status"
-)S");
+)S";
+  expected.replace(expected.find("MERGENAME"), 9, MergeJobName(spec.store).substr(11));
+  EXPECT_EQ(MergeScript(spec), expected);
   EXPECT_EQ(
       ArraySubmitCommand(spec),
       (std::vector<std::string>{"sbatch", "--parsable", "/shared/results/slurm/sweep-20261203T153700Z/array.sbatch"}));
   EXPECT_EQ(MergeSubmitCommand(spec, "4711"),
-            (std::vector<std::string>{"sbatch", "--parsable", "--dependency=afterany:4711",
+            (std::vector<std::string>{"sbatch", "--parsable", "--dependency=afterany:4711,singleton",
                                       "/shared/results/slurm/sweep-20261203T153700Z/merge.sbatch"}));
 }
 
@@ -147,12 +152,21 @@ TEST(SlurmScript, ForceAndNoReuseStartEachShardEmpty) {
   s.force = true;
   s.any_build = true;
   std::string array = ArrayScript(s);
-  EXPECT_EQ(array.find(" merge "), std::string::npos) << array;
+  EXPECT_EQ(array.find("seed.db"), std::string::npos) << array;
   EXPECT_NE(array.find("--db \"$store\" --force --any-build --set"), std::string::npos) << array;
   s = Example();
   s.reuse = false;
   array = ArrayScript(s);
-  EXPECT_EQ(array.find(" merge "), std::string::npos) << array;
+  EXPECT_EQ(array.find("seed.db"), std::string::npos) << array;
+}
+
+// One name for every merge into one store, another for another store: SLURM's singleton runs
+// the merges into a store one at a time, and those into two stores side by side.
+TEST(SlurmScript, MergeJobName) {
+  EXPECT_EQ(MergeJobName("/shared/results/runx.db"), MergeJobName("/shared/results/runx.db"));
+  EXPECT_NE(MergeJobName("/shared/results/runx.db"), MergeJobName("/shared/results/other.db"));
+  EXPECT_EQ(MergeJobName("/shared/results/runx.db").size(), std::string("runx-merge-").size() + 8);
+  EXPECT_EQ(MergeJobName("/x").rfind("runx-merge-", 0), 0u);
 }
 
 TEST(SlurmScript, ArraySpec) {
@@ -213,8 +227,7 @@ class SlurmScriptRun : public ::testing::Test {
     std::ofstream(spec_.runx) << "#!/bin/bash\n"
                                  "{ echo \"cwd=$PWD setup=$FROM_SETUP artifacts=$RUNX_ARTIFACT_DIR\";"
                                  "  for a in \"$@\"; do echo \"[$a]\"; done; echo; } >>\"$CALLS\"\n"
-                                 "if [ \"$1\" = run ]; then touch \"$6\"; exit \"${FAKE_STATUS:-0}\"; fi\n"
-                                 "if [ \"$1\" = merge ] && [ \"$2\" != --runners-ended ]; then touch \"$2\"; fi\n";
+                                 "if [ \"$1\" = run ]; then touch \"$6\"; exit \"${FAKE_STATUS:-0}\"; fi\n";
     fs::permissions(spec_.runx, fs::perms::owner_all);
     calls_ = (root_ / "calls.txt").string();
   }
@@ -241,18 +254,23 @@ TEST_F(SlurmScriptRun, ATaskRunsItsShardIntoItsOwnStoreAndRecordsItsExitStatus) 
                               "]\n[--set]\n[name=it's $HOME]\n\n");
   EXPECT_EQ(Read(spec_.layout.ShardExit("1")), "0\n");
 
-  // With a results store, a task first copies it into its own store, then runs; runx's exit
-  // status is the task's and is written down.
-  std::ofstream(spec_.store) << "";
+  // With a seed store (the results store as submitted), a task starts its own store from a copy
+  // of it, then runs; runx's exit status is the task's and is written down.
+  std::ofstream(spec_.layout.SeedStore()) << "the results store";
   fs::remove(calls_);
   out.clear();
   EXPECT_EQ(Bash(script, Env("SLURM_ARRAY_TASK_ID=2 FAKE_STATUS=3 RUNX_ARTIFACT_DIR=/elsewhere"), &out), 3) << out;
   const std::string store2 = spec_.layout.ShardStore("2");
-  EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=/elsewhere\n[merge]\n[" + store2 + "]\n[" +
-                              spec_.store + "]\n\ncwd=" + spec_.workdir + " setup=yes artifacts=/elsewhere\n[run]\n[" +
-                              spec_.experiment + "]\n[--shard]\n[2/3]\n[--db]\n[" + store2 +
-                              "]\n[--set]\n[name=it's $HOME]\n\n");
+  EXPECT_EQ(Read(store2), "the results store");
+  EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=/elsewhere\n[run]\n[" + spec_.experiment +
+                              "]\n[--shard]\n[2/3]\n[--db]\n[" + store2 + "]\n[--set]\n[name=it's $HOME]\n\n");
   EXPECT_EQ(Read(spec_.layout.ShardExit("2")), "3\n");
+  EXPECT_FALSE(fs::exists(store2 + ".tmp"));
+  // A store the task has already (a task run again) is kept as it is.
+  std::ofstream(store2) << "the task's own";
+  out.clear();
+  EXPECT_EQ(Bash(script, Env("SLURM_ARRAY_TASK_ID=2"), &out), 0) << out;
+  EXPECT_EQ(Read(store2), "the task's own");
 
   // Outside a job array the script refuses to run.
   out.clear();
@@ -263,8 +281,10 @@ TEST_F(SlurmScriptRun, ATaskRunsItsShardIntoItsOwnStoreAndRecordsItsExitStatus) 
 TEST_F(SlurmScriptRun, TheMergeJobMergesTheShardsThatLeftAStore) {
   std::ofstream(spec_.layout.ShardStore("0")) << "";
   std::ofstream(spec_.layout.ShardStore("2")) << "";
+  std::ofstream(spec_.layout.SeedStore()) << "";
   std::string out;
   EXPECT_EQ(Bash(Write("merge.sbatch", MergeScript(spec_)), Env(""), &out), 0) << out;
+  EXPECT_FALSE(fs::exists(spec_.layout.SeedStore()));  // no longer needed once merged
   EXPECT_EQ(out, "runx submit: shard 1 left no results store (see " + spec_.layout.ShardLog("1", "err") + ")\n");
   EXPECT_EQ(Read(calls_), "cwd=" + spec_.workdir + " setup=yes artifacts=\n[merge]\n[--runners-ended]\n[" +
                               spec_.store + "]\n[" + spec_.layout.ShardStore("0") + "]\n[" +
