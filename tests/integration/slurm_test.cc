@@ -36,8 +36,6 @@ constexpr const char* kSweep =
 
 constexpr const char* kOkTrials =
     "SELECT config_hash, env_hash, repeat_index FROM trials WHERE status = 'ok' ORDER BY 1, 2, 3";
-constexpr const char* kOkFirstRepeat =
-    "SELECT config_hash, env_hash, repeat_index FROM trials WHERE status = 'ok' AND repeat_index = 0 ORDER BY 1, 2, 3";
 
 // Runs a shell command line; its exit status and output (stdout and stderr).
 std::pair<int, std::string> Shell(const std::string& cmd) {
@@ -128,19 +126,12 @@ class Slurm : public ::testing::Test {
     EXPECT_EQ(r.status, 0) << r.out;
     return r.out;
   }
-  /// The ok trials of the sweep run here, unsharded (once for the suite); with `first_repeat`,
-  /// those of repeat 0 only.
-  std::string WholeSweep(bool first_repeat = false) {
-    static std::string all, first;
-    if (all.empty()) {
-      const std::string whole = Path("whole.db");
-      const auto r = Runx(file_ + " --db " + whole + " -q");
-      EXPECT_EQ(r.status, 0) << r.out;
-      all = Query(whole, kOkTrials);
-      EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 5) << all;  // header + 4 trials
-      first = Query(whole, kOkFirstRepeat);
-    }
-    return first_repeat ? first : all;
+  /// The ok trials of the sweep run here with `runx run` (and `args`, e.g. --set), unsharded.
+  std::string LocalSweep(const std::string& args = "") {
+    const std::string whole = Path("whole.db");
+    const auto r = Runx(file_ + " --db " + whole + " -q" + args);
+    EXPECT_EQ(r.status, 0) << r.out;
+    return Query(whole, kOkTrials);
   }
   /// The one submission folder below `dir_/slurm`.
   std::string SubmissionDir() const {
@@ -165,7 +156,8 @@ class Slurm : public ::testing::Test {
 
 TEST_F(Slurm, TheShardsRunOnTheClusterAndTheMergedStoreEqualsTheSweepRunHere) {
   NeedCluster();
-  const std::string expected = WholeSweep();
+  const std::string expected = LocalSweep();
+  EXPECT_EQ(std::count(expected.begin(), expected.end(), '\n'), 5) << expected;  // header + 4 trials
   const std::string merged = Path("merged.db");
   const auto r = Runx("submit " + file_ + " --slurm --shards 2 --max-parallel 2 --db " + merged + " --wait");
   const std::string sub = SubmissionDir();
@@ -209,8 +201,9 @@ TEST_F(Slurm, TheShardsRunOnTheClusterAndTheMergedStoreEqualsTheSweepRunHere) {
 TEST_F(Slurm, AFailedShardIsReportedTheMergeKeepsTheOtherAndASecondSubmissionRunsOnlyWhatIsMissing) {
   NeedCluster();
   // One repeat (two trials, one a shard) is enough here.
-  const std::string expected = WholeSweep(true);
   const std::string merged = Path("merged.db"), one = " --set repeats=1";
+  const std::string expected = LocalSweep(one);
+  EXPECT_EQ(std::count(expected.begin(), expected.end(), '\n'), 3) << expected;  // header + 2 trials
   // Shard 1 fails before runx starts.
   const auto failed = Runx("submit " + file_ + " --slurm --db " + merged + one +
                            " --setup '[ \"$SLURM_ARRAY_TASK_ID\" != 1 ] || { echo broken node >&2; exit 3; }' --wait");
