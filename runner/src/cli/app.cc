@@ -13,7 +13,8 @@ namespace runx::cli {
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "compare", "history", "report", "merge", "doctor", "plugins", "trial", "data", "help"};
+const char* const kSubcommands[] = {"run",    "validate", "plan",    "query",   "compare", "history", "report",
+                                    "merge",  "submit",   "doctor",  "plugins", "trial",   "data",    "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -85,13 +86,51 @@ int Main(int argc, char** argv) {
 
   std::string merge_out;
   std::vector<std::string> merge_inputs;
-  bool allow_running = false;
+  store::MergeOptions merge_options;
   auto* merge_cmd = app.add_subcommand(
       "merge", "add the runs and trials of other results stores (other machines, shards) to one store");
   merge_cmd->add_option("out", merge_out, "the store to merge into (created if missing)")->required();
   merge_cmd->add_option("inputs", merge_inputs, "the stores to merge; only read")->required();
-  merge_cmd->add_flag("--allow-running", allow_running,
+  merge_cmd->add_flag("--allow-running", merge_options.allow_running,
                       "merge runs that are still running as they are now (a later merge brings the rest)");
+  merge_cmd->add_flag("--runners-ended", merge_options.runners_ended,
+                      "every runner of the inputs has ended (e.g. a finished job array): merge a run still marked "
+                      "running as interrupted");
+  SubmitArgs submit;
+  std::string submit_db, submit_status;
+  auto* submit_cmd = app.add_subcommand(
+      "submit",
+      "run an experiment's trials as a SLURM job array, one task per shard, merged into the store at the end");
+  submit_cmd->add_option("file", submit.file, "experiment YAML file");
+  submit_cmd->add_flag("--slurm", submit.slurm, "submit to SLURM with sbatch (the only scheduler)");
+  submit_cmd->add_option("--partition", submit.partition, "the partition of both jobs (default: the cluster's)");
+  submit_cmd->add_option("--gpus-per-trial", submit.gpus_per_trial, "GPUs of each array task (--gres=gpu:N); 0: none")
+      ->capture_default_str();
+  submit_cmd->add_option("--cpus-per-task", submit.cpus_per_task, "CPUs of each array task (default: the partition's)");
+  submit_cmd->add_option("--time", submit.time,
+                         "time limit of each array task, e.g. 2:00:00 (default: the partition's)");
+  submit_cmd->add_option("--max-parallel", submit.max_parallel, "array tasks running at once (default: no limit)");
+  submit_cmd->add_option("--shards", submit.shards,
+                         "array tasks, each running trials i, i+n, ... (default: one per trial)");
+  submit_cmd->add_option("--db", submit_db,
+                         "the results store the shards are merged into (default: the experiment's `results`)");
+  submit_cmd->add_option("--set", submit.overrides, "override a config value, as for runx run")->take_all();
+  submit_cmd->add_option("--sbatch", submit.sbatch_options,
+                         "another sbatch option for both jobs, e.g. --sbatch=--account=proj (repeatable)")
+      ->allow_extra_args(false);
+  submit_cmd->add_option("--setup", submit.setup,
+                         "a shell line both jobs run before runx, e.g. --setup 'module load cuda' (repeatable)")
+      ->allow_extra_args(false);
+  submit_cmd->add_flag("--no-reuse", submit.no_reuse,
+                       "start each shard store empty instead of from a copy of the results store (nothing is reused)");
+  submit_cmd->add_flag("--force", submit.force, "runx run --force in every shard: reuse nothing");
+  submit_cmd->add_flag("--any-build", submit.any_build, "runx run --any-build in every shard");
+  submit_cmd->add_flag("--dry-run", submit.dry_run, "print the scripts and the sbatch commands; submit nothing");
+  submit_cmd->add_flag("--wait", submit.wait, "wait until the merge job has ended, then show the status");
+  submit_cmd->add_option("--status", submit_status,
+                         "show what the jobs of a submission did: its folder (default: the newest beside the store)")
+      ->expected(0, 1);
+
   CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
       "compare", "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant");
@@ -170,7 +209,12 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
   if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
-  if (*merge_cmd) return Merge(merge_out, merge_inputs, allow_running);
+  if (*merge_cmd) return Merge(merge_out, merge_inputs, merge_options);
+  if (*submit_cmd) {
+    if (!submit_db.empty()) submit.db = submit_db;
+    if (submit_cmd->count("--status") > 0) submit.status = submit_status;
+    return Submit(submit);
+  }
   if (*compare_cmd) return Compare(compare);
   if (*history_cmd) {
     if (!history_db.empty()) history.db = history_db;

@@ -10,6 +10,7 @@
 
 #include "data/pack.h"
 #include "report/table.h"
+#include "store/merge.h"
 
 namespace runx::store { class Store; }
 
@@ -59,6 +60,32 @@ struct ReportArgs {
   int history = 20;               ///< runs of each experiment's history; 0 = all
 };
 
+
+struct SubmitArgs {
+  std::string file;
+  std::vector<std::string> overrides;  ///< --set key=value, as for run
+  std::optional<std::string> db;       ///< the results store the shards are merged into
+  bool slurm = false;                  ///< the scheduler (the only one: SLURM)
+  std::string partition, time;
+  int gpus_per_trial = 0;   ///< --gres=gpu:N of each array task
+  int cpus_per_task = 0;    ///< 0: the partition's default
+  int max_parallel = 0;     ///< array tasks at once; 0: no limit
+  int shards = 0;           ///< 0: one per trial
+  std::vector<std::string> sbatch_options;  ///< more sbatch options (both jobs)
+  std::vector<std::string> setup;           ///< shell lines both jobs run first
+  bool no_reuse = false, force = false, any_build = false;
+  bool dry_run = false;
+  bool wait = false;  ///< wait until the merge job has ended, then show the status
+  std::optional<std::string> status;  ///< --status [DIR]: "" = the newest submission
+};
+
+/// `runx submit FILE --slurm`: writes and submits a job array of shards and a merge job
+/// (slurm/script.h); `runx submit --status [DIR]`: what they did. Exit 0 submitted (with --wait:
+/// and every shard and the merge ended ok), 1 SLURM refused or a job did not end ok, 2 invalid
+/// input.
+int Submit(const SubmitArgs& args);
+int SubmitStatus(const SubmitArgs& args);
+
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
 int Run(const RunArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
@@ -70,7 +97,7 @@ int Validate(const std::vector<std::string>& files, const std::vector<std::strin
 int Query(const std::string& db, const std::string& sql, const std::string& format);
 /// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
 /// exit 1 when it cannot (OUT is then unchanged).
-int Merge(const std::string& out, const std::vector<std::string>& inputs, bool allow_running);
+int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options);
 /// `runx compare A B`: exit 1 under --fail-on-regression when a variant is slower beyond the
 /// threshold (or the store cannot be read), 2 on invalid arguments or references.
 int Compare(const CompareArgs& args);
