@@ -279,7 +279,8 @@ std::optional<Chart> MemoryChart(const RunReport& run) {
   spec["scales"] = json::array(
       {BandScale("y", "memory", "label", "height"),
        LinearScale("x", json::array({{{"data", "memory"}, {"field", "mib"}}}), "width", true),
-       {{"name", "color"}, {"type", "ordinal"}, {"domain", json::array({"peak", "reserved"})},
+       // From the data, so that the legend lists only what was recorded ("peak" sorts first).
+       {{"name", "color"}, {"type", "ordinal"}, {"domain", {{"data", "memory"}, {"field", "metric"}, {"sort", true}}},
         {"range", json::array({"#1565c0", "#ef6c00"})}}});
   spec["axes"] = json::array({Axis("bottom", "x", "MiB"), Axis("left", "y", "")});
   spec["legends"] = json::array({{{"fill", "color"}, {"title", "memory"}, {"orient", "right"}}});
