@@ -10,25 +10,22 @@
 
 #include <gtest/gtest.h>
 
-#include "../remove_tree.h"
-#include "run_util.h"
+#include "store_fixture.h"
 
 namespace {
 namespace fs = std::filesystem;
 using runx::testing::Runx;
 
-class Devices : public ::testing::Test {
+class Devices : public runx::testing::StoreFixture {
  protected:
+  Devices() : StoreFixture("runx_devices") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("runx_devices_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    runx::testing::RemoveTree(dir_.string());
-    fs::create_directories(dir_);
+    StoreFixture::SetUp();
     setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
   }
   void TearDown() override {
     unsetenv("RUNX_PLUGIN_PATH");
-    runx::testing::RemoveTree(dir_.string());
+    StoreFixture::TearDown();
   }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   std::string Write(const std::string& name, const std::string& text) {
@@ -51,7 +48,6 @@ class Devices : public ::testing::Test {
     }
     return rows;
   }
-  fs::path dir_;
 };
 
 // Four trials (baseline and test_good, two repeats), each over 2 s of sleeping steps: long enough

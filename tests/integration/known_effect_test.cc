@@ -7,27 +7,23 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../remove_tree.h"
-#include "run_util.h"
+#include "store_fixture.h"
 
 namespace {
 namespace fs = std::filesystem;
 using runx::testing::Runx;
 
-class KnownEffect : public ::testing::Test {
+class KnownEffect : public runx::testing::StoreFixture {
  protected:
+  KnownEffect() : StoreFixture("runx_known_effect") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("runx_known_effect_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    runx::testing::RemoveTree(dir_.string());
-    fs::create_directories(dir_);
+    StoreFixture::SetUp();
     setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
   }
   void TearDown() override {
     unsetenv("RUNX_PLUGIN_PATH");
-    runx::testing::RemoveTree(dir_.string());
+    StoreFixture::TearDown();
   }
-  fs::path dir_;
 };
 
 TEST_F(KnownEffect, ASleepIsARegressionAndANoOpIsNoChange) {

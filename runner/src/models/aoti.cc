@@ -3,11 +3,7 @@
 // run for inference through LibTorch's AOTIModelPackageLoader. The package holds its weights,
 // its precision, its memory format and the device it was compiled for; runx feeds it batches.
 // LibTorch 2.6 and later (compat::kHasAotInductor); elsewhere loading it says which version runs.
-#include <sstream>
 #include <string>
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <runx/compat.h>
 #include <torch/torch.h>
@@ -16,18 +12,11 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #endif
 
+#include "models/model_file.h"
 #include "models/models.h"
 
 namespace runx::models {
 namespace {
-
-std::string ShapeText(c10::IntArrayRef shape) {
-  std::ostringstream s;
-  s << '[';
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ']';
-  return s.str();
-}
 
 #if RUNX_HAS_AOTI
 class AotiModel : public Model {
@@ -51,7 +40,7 @@ class AotiModel : public Model {
       const std::vector<int64_t> want{batch, num_classes_};
       if (out[0].sizes() != c10::IntArrayRef(want))
         throw std::invalid_argument("aoti model '" + path_ + "' must map [batch, *sample_shape] to logits " +
-                                    ShapeText(want) + ", got " + ShapeText(out[0].sizes()));
+                                    ShapeText(want) + ", got " + ShapeText(out[0].sizes().vec()));
       if (!out[0].is_floating_point())
         throw std::invalid_argument("aoti model '" + path_ + "' must return floating-point logits, got " +
                                     std::string(c10::toString(out[0].scalar_type())));
@@ -81,14 +70,7 @@ std::shared_ptr<Model> LoadAoti(const nlohmann::json& model, const std::vector<i
                             "is built against LibTorch " + compat::TorchVersionString() +
                             ". Build runx against LibTorch >= 2.6 to run '" + path +
                             "', or export the model with torch.jit and use model: {name: torchscript}");
-  struct stat st {};  // stat, not std::filesystem: see models/torchscript.cc
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::string where;
-    char cwd[4096];
-    if (!path.empty() && path[0] != '/' && ::getcwd(cwd, sizeof cwd))
-      where = std::string(" (a relative path is taken from the working directory, ") + cwd + ")";
-    throw std::invalid_argument("aoti model '" + path + "' not found" + where);
-  }
+  RequireModelFile("aoti", path);
 #if RUNX_HAS_AOTI
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
   try {
