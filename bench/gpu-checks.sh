@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/dataset-fashion-mnist_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti tests
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
 set -uo pipefail
@@ -106,6 +106,28 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       $R query --db "$DB" "SELECT t.label, t.status, t.error, substr(t.error_detail, 1, 600) AS detail
         FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.id = (SELECT max(id) FROM runs)" > "$OUT/ts-graphs-status.log" 2>&1
       cat "$OUT/ts-graphs-status.log"
+      ;;
+    aoti)  # AOTInductor packages run by runx (model: aoti) against torch.compile in Python, same call
+      section aoti; source build-device/env.sh
+      P=${AOTI_DIR:-build-device/pt2}; mkdir -p "$P"
+      # name model batch dtype [channels-last]
+      for spec in ${AOTI_SPECS:-rn50-b1:resnet50:1:fp32 rn50-b64:resnet50:64:fp32 rn50-b64-bf16cl:resnet50:64:bf16:cl vit-b64-bf16:vit_b_16:64:bf16}; do
+        IFS=: read -r name model batch dtype cl <<< "$spec"
+        extra=(); [ "$cl" = cl ] && extra=(--channels-last)
+        [ -f "$P/$name.pt2" ] || log "aoti-pkg-$name" python3 bench/aoti_package.py --model "$model" --batch "$batch" \
+          --dtype "$dtype" "${extra[@]}" -o "$P/$name.pt2"
+        log "aoti-$name" $R bench/aoti-infer.yaml --db "$DB" --force --set model.path="$P/$name.pt2" \
+          --set data.batch_size="$batch" --set name="aoti-$name" --export-markdown "$OUT/aoti-$name.md"
+        if [ "$model" = resnet50 ]; then  # runx's own ResNet-50 (eager LibTorch), same batch and precision
+          amp=(); [ "$dtype" = bf16 ] && amp=(--set precision=bf16)
+          [ "$cl" = cl ] && amp+=(--set 'optimizations=[channels_last]')
+          log "aoti-runx-eager-$name" $R bench/aoti-infer.yaml --db "$DB" --force --set 'model={name: resnet50}' \
+            --set data.batch_size="$batch" --set name="aoti-runx-eager-$name" "${amp[@]}"
+        fi
+        # aoti-py (the package loaded in Python) segfaults in aoti_load_package on PyTorch 2.11: left out by default
+        log "aoti-peer-$name" python3 bench/peer_aoti.py --model "$model" --batch "$batch" --dtype "$dtype" \
+          "${extra[@]}" --package "$P/$name.pt2" --configs "${AOTI_PEER_CONFIGS:-eager,compile,compile-ro}"
+      done
       ;;
     tests)
       section tests; source build-device/env.sh

@@ -12,6 +12,10 @@ class ChannelsLast : public runx::Technique {
   void configure(const nlohmann::json& params) override { inputs_ = params.value("inputs", true); }
 
   runx::CheckResult check(const runx::TrialPlan& plan) override {
+    if (plan.config().value("model", nlohmann::json::object()).value("name", "") == "aoti")
+      return runx::CheckResult::Incompatible(
+          "an AOTInductor package has its memory format compiled in: make a channels_last package instead "
+          "(bench/aoti_package.py --channels-last)");
     const auto& data = plan.config().at("data");
     if (data.value("source", "") == "text")
       return runx::CheckResult::Incompatible(

@@ -1,6 +1,8 @@
 // The noise facts a run records (engine/machine_state.h), read from a fake /sys and /proc tree.
 #include "engine/machine_state.h"
 
+#include "engine/nvml.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -59,6 +61,44 @@ TEST_F(MachineState, WhatCannotBeReadIsLeftOut) {
   EXPECT_TRUE(CpuNoiseState(root_.string()).empty());
   Write("proc/loadavg", "garbage");
   EXPECT_TRUE(CpuNoiseState(root_.string()).empty());
+}
+
+// The NVML reader through a real dlopen of a fake libnvidia-ml (tests/plugins/fake_nvml.cc).
+TEST(GpuNoise, ReadsEveryGpuThroughNvml) {
+  const auto snap = ReadNvml(RUNX_TEST_FAKE_NVML);
+  ASSERT_TRUE(snap.has_value());
+  EXPECT_EQ(snap->driver_version, "580.95.05");
+  ASSERT_EQ(snap->gpus.size(), 2u);
+  EXPECT_EQ(snap->gpus[0].name, "Fake H200");
+  EXPECT_EQ(snap->gpus[1].max_sm_clock_mhz, 1981u);
+  EXPECT_FALSE(snap->gpus[1].app_sm_clock_mhz.has_value());  // not supported there
+  EXPECT_EQ(snap->gpus[1].throttle_reasons, 0x44u);          // through the older entry point
+  EXPECT_EQ(snap->gpus[1].compute_processes, 2u);            // counted by asking for none
+
+  const auto env = DescribeGpuNoise(*snap);
+  EXPECT_EQ(env.at("noise.gpu_driver"), "580.95.05 (CUDA 13.0)");
+  EXPECT_EQ(env.at("noise.gpu0_max_clocks_mhz"), "sm 1980, mem 3201");
+  EXPECT_EQ(env.at("noise.gpu0_application_clocks_mhz"), "sm 1755, mem 3201");
+  EXPECT_EQ(env.count("noise.gpu1_application_clocks_mhz"), 0u);
+  EXPECT_EQ(env.at("noise.gpu0_power_limit_w"), "700");
+  EXPECT_EQ(env.at("noise.gpu1_power_limit_w"), "72.5");
+  EXPECT_EQ(env.at("noise.gpu0_persistence"), "on");
+  EXPECT_EQ(env.at("noise.gpu1_compute_mode"), "exclusive_process");
+  EXPECT_EQ(env.at("noise.gpu0_sm_clock_mhz_at_start"), "345");
+  EXPECT_EQ(env.at("noise.gpu1_temperature_c_at_start"), "32");
+  EXPECT_EQ(env.at("noise.gpu1_utilization_at_start"), "87%");
+  EXPECT_EQ(env.at("noise.gpu0_throttle_at_start"), "gpu_idle");
+  EXPECT_EQ(env.at("noise.gpu1_throttle_at_start"), "sw_power_cap, hw_thermal_slowdown");
+  EXPECT_EQ(env.at("noise.gpu0_processes_at_start"), "0");
+  EXPECT_EQ(env.at("noise.gpu1_processes_at_start"), "2");
+}
+
+TEST(GpuNoise, NoDriverMeansNoKeys) {
+  EXPECT_FALSE(ReadNvml("/nonexistent/libnvidia-ml.so.1").has_value());
+  EXPECT_FALSE(ReadNvml("libnvidia-ml-not-here.so.1").has_value());
+  EXPECT_TRUE(DescribeGpuNoise(NvmlSnapshot{}).empty());
+  EXPECT_EQ(DescribeThrottleReasons(0), "none");
+  EXPECT_EQ(DescribeThrottleReasons(0x8 | 0x1000), "hw_slowdown, 0x1000");
 }
 
 }  // namespace

@@ -20,7 +20,25 @@
 #define RUNX_HAS_MPS_API 0
 #endif
 
+// AOTInductor packages (.pt2 from torch._inductor.aoti_compile_and_package), loaded with
+// torch::inductor::AOTIModelPackageLoader: LibTorch 2.6 and later (models/aoti.cc).
+#if RUNX_TORCH_VERSION >= 206 && __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#define RUNX_HAS_AOTI 1
+// The loader's run_single_threaded flag (2.7): no model-container locks or events around a run,
+// which CUDA graph capture needs (an event query while capturing is an error).
+#if RUNX_TORCH_VERSION >= 207
+#define RUNX_AOTI_SINGLE_THREADED_ARG , /*run_single_threaded=*/true
+#else
+#define RUNX_AOTI_SINGLE_THREADED_ARG
+#endif
+#else
+#define RUNX_HAS_AOTI 0
+#endif
+
 namespace runx::compat {
+
+/// Whether this LibTorch can load AOTInductor packages (RUNX_HAS_AOTI).
+constexpr bool kHasAotInductor = RUNX_HAS_AOTI;
 
 /// LibTorch version this code was compiled against, as MAJOR*100+MINOR (1.13 -> 113, 2.11 -> 211).
 constexpr int kTorchVersion = RUNX_TORCH_VERSION;

@@ -13,7 +13,8 @@ namespace runx::cli {
 
 namespace {
 
-const char* const kSubcommands[] = {"run", "validate", "plan", "query", "compare", "history", "merge", "doctor", "plugins", "trial", "data", "help"};
+const char* const kSubcommands[] = {"run",    "validate", "plan",    "query",   "compare", "history", "report",
+                                    "merge",  "submit",   "doctor",  "plugins", "trial",   "data",    "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -48,6 +49,9 @@ int Main(int argc, char** argv) {
   std::string shard;
   run_cmd->add_option("--shard", shard, "run only trials i, i+n, i+2n, ... of the plan (i/n, 0-based)");
   run_cmd->add_flag("--in-process", run.in_process, "run trials in this process (debugging: no crash isolation)");
+  run_cmd->add_option("--devices", run.devices,
+                      "run trials in parallel, one per device, each pinned to its device: cuda:0,cuda:1,... or all "
+                      "(every GPU); cpu (repeatable) and mps also count");
   run_cmd->add_option("--export-markdown", run.export_markdown, "also write the end-of-run table to FILE as markdown");
   run_cmd->add_option("--export-csv", run.export_csv, "also write the end-of-run table to FILE as CSV");
   run_cmd->add_option("--export-json", run.export_json, "also write the end-of-run table to FILE as JSON");
@@ -82,13 +86,51 @@ int Main(int argc, char** argv) {
 
   std::string merge_out;
   std::vector<std::string> merge_inputs;
-  bool allow_running = false;
+  store::MergeOptions merge_options;
   auto* merge_cmd = app.add_subcommand(
       "merge", "add the runs and trials of other results stores (other machines, shards) to one store");
   merge_cmd->add_option("out", merge_out, "the store to merge into (created if missing)")->required();
   merge_cmd->add_option("inputs", merge_inputs, "the stores to merge; only read")->required();
-  merge_cmd->add_flag("--allow-running", allow_running,
+  merge_cmd->add_flag("--allow-running", merge_options.allow_running,
                       "merge runs that are still running as they are now (a later merge brings the rest)");
+  merge_cmd->add_flag("--runners-ended", merge_options.runners_ended,
+                      "every runner of the inputs has ended (e.g. a finished job array): merge a run still marked "
+                      "running as interrupted");
+  SubmitArgs submit;
+  std::string submit_db, submit_status;
+  auto* submit_cmd = app.add_subcommand(
+      "submit",
+      "run an experiment's trials as a SLURM job array, one task per shard, merged into the store at the end");
+  submit_cmd->add_option("file", submit.file, "experiment YAML file");
+  submit_cmd->add_flag("--slurm", submit.slurm, "submit to SLURM with sbatch (the only scheduler)");
+  submit_cmd->add_option("--partition", submit.partition, "the partition of both jobs (default: the cluster's)");
+  submit_cmd->add_option("--gpus-per-trial", submit.gpus_per_trial, "GPUs of each array task (--gres=gpu:N); 0: none")
+      ->capture_default_str();
+  submit_cmd->add_option("--cpus-per-task", submit.cpus_per_task, "CPUs of each array task (default: the partition's)");
+  submit_cmd->add_option("--time", submit.time,
+                         "time limit of each array task, e.g. 2:00:00 (default: the partition's)");
+  submit_cmd->add_option("--max-parallel", submit.max_parallel, "array tasks running at once (default: no limit)");
+  submit_cmd->add_option("--shards", submit.shards,
+                         "array tasks, each running trials i, i+n, ... (default: one per trial)");
+  submit_cmd->add_option("--db", submit_db,
+                         "the results store the shards are merged into (default: the experiment's `results`)");
+  submit_cmd->add_option("--set", submit.overrides, "override a config value, as for runx run")->take_all();
+  submit_cmd->add_option("--sbatch", submit.sbatch_options,
+                         "another sbatch option for both jobs, e.g. --sbatch=--account=proj (repeatable)")
+      ->allow_extra_args(false);
+  submit_cmd->add_option("--setup", submit.setup,
+                         "a shell line both jobs run before runx, e.g. --setup 'module load cuda' (repeatable)")
+      ->allow_extra_args(false);
+  submit_cmd->add_flag("--no-reuse", submit.no_reuse,
+                       "start each shard store empty instead of from a copy of the results store (nothing is reused)");
+  submit_cmd->add_flag("--force", submit.force, "runx run --force in every shard: reuse nothing");
+  submit_cmd->add_flag("--any-build", submit.any_build, "runx run --any-build in every shard");
+  submit_cmd->add_flag("--dry-run", submit.dry_run, "print the scripts and the sbatch commands; submit nothing");
+  submit_cmd->add_flag("--wait", submit.wait, "wait until the merge job has ended, then show the status");
+  submit_cmd->add_option("--status", submit_status,
+                         "show what the jobs of a submission did: its folder (default: the newest beside the store)")
+      ->expected(0, 1);
+
   CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
       "compare", "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant");
@@ -117,6 +159,19 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   history_cmd->add_option("--threshold", history.threshold, "changes within +-this are no change")
       ->capture_default_str();
+
+  ReportArgs report_args;
+  auto* report_cmd = app.add_subcommand(
+      "report", "write one self-contained HTML file with the charts of runs, their history and environment");
+  report_cmd->add_option("runs", report_args.runs, "run ids, latest, previous or git revisions (default: latest)");
+  report_cmd->add_option("-o,--output", report_args.out, "the HTML file to write, e.g. report.html")->required();
+  report_cmd->add_option("--db,--store", report_args.db, "results store")->capture_default_str();
+  report_cmd->add_option("--threshold", report_args.threshold, "the history's changes within +-this are no change")
+      ->capture_default_str();
+  report_cmd->add_option("--history", report_args.history, "runs of the experiment's history shown (0: all)")
+      ->capture_default_str();
+  report_cmd->add_option("--experiment", report_args.experiment,
+                         "look for latest, previous and git revisions among this experiment's runs");
 
   auto* doctor_cmd = app.add_subcommand("doctor", "LibTorch build, devices, what device: auto picks");
   auto* plugins_cmd = app.add_subcommand("plugins", "list the technique plugins found");
@@ -154,12 +209,18 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
   if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
   if (*query_cmd) return Query(db_query, sql, format);
-  if (*merge_cmd) return Merge(merge_out, merge_inputs, allow_running);
+  if (*merge_cmd) return Merge(merge_out, merge_inputs, merge_options);
+  if (*submit_cmd) {
+    if (!submit_db.empty()) submit.db = submit_db;
+    if (submit_cmd->count("--status") > 0) submit.status = submit_status;
+    return Submit(submit);
+  }
   if (*compare_cmd) return Compare(compare);
   if (*history_cmd) {
     if (!history_db.empty()) history.db = history_db;
     return History(history);
   }
+  if (*report_cmd) return Report(report_args);
   if (*doctor_cmd) return Doctor();
   if (*plugins_cmd) return Plugins();
   if (*pack_cmd) return DataPack(pack);

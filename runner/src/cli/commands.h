@@ -10,6 +10,9 @@
 
 #include "data/pack.h"
 #include "report/table.h"
+#include "store/merge.h"
+
+namespace runx::store { class Store; }
 
 namespace runx::cli {
 
@@ -25,6 +28,7 @@ struct RunArgs {
   bool any_build = false;   ///< reuse results of other runx builds
   bool strict = false;      ///< exit 1 when any trial is not ok
   bool in_process = false;  ///< run trials in this process (debugging; no crash isolation)
+  std::string devices;      ///< --devices cuda:0,cuda:1 | all | cpu,cpu: one trial per device in parallel
   std::string command_line;
   /// --export-markdown / --export-csv / --export-json FILE: the end-of-run table written there.
   std::string export_markdown, export_csv, export_json;
@@ -47,6 +51,41 @@ struct HistoryArgs {
   int limit = 10;  ///< runs shown; 0 = all
 };
 
+struct ReportArgs {
+  std::vector<std::string> runs;  ///< run references; empty: latest
+  std::string out;                ///< -o FILE
+  std::string db = "results/runx.db";
+  std::string threshold = "2%";   ///< of the history's verdicts
+  std::string experiment;         ///< where `latest` and git revisions look ("" = any experiment)
+  int history = 20;               ///< runs of each experiment's history; 0 = all
+};
+
+
+struct SubmitArgs {
+  std::string file;
+  std::vector<std::string> overrides;  ///< --set key=value, as for run
+  std::optional<std::string> db;       ///< the results store the shards are merged into
+  bool slurm = false;                  ///< the scheduler (the only one: SLURM)
+  std::string partition, time;
+  int gpus_per_trial = 0;   ///< --gres=gpu:N of each array task
+  int cpus_per_task = 0;    ///< 0: the partition's default
+  int max_parallel = 0;     ///< array tasks at once; 0: no limit
+  int shards = 0;           ///< 0: one per trial
+  std::vector<std::string> sbatch_options;  ///< more sbatch options (both jobs)
+  std::vector<std::string> setup;           ///< shell lines both jobs run first
+  bool no_reuse = false, force = false, any_build = false;
+  bool dry_run = false;
+  bool wait = false;  ///< wait until the merge job has ended, then show the status
+  std::optional<std::string> status;  ///< --status [DIR]: "" = the newest submission
+};
+
+/// `runx submit FILE --slurm`: writes and submits a job array of shards and a merge job
+/// (slurm/script.h); `runx submit --status [DIR]`: what they did. Exit 0 submitted (with --wait:
+/// and every shard and the merge ended ok), 1 SLURM refused or a job did not end ok, 2 invalid
+/// input.
+int Submit(const SubmitArgs& args);
+int SubmitStatus(const SubmitArgs& args);
+
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
 int Run(const RunArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
@@ -58,12 +97,21 @@ int Validate(const std::vector<std::string>& files, const std::vector<std::strin
 int Query(const std::string& db, const std::string& sql, const std::string& format);
 /// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
 /// exit 1 when it cannot (OUT is then unchanged).
-int Merge(const std::string& out, const std::vector<std::string>& inputs, bool allow_running);
+int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options);
 /// `runx compare A B`: exit 1 under --fail-on-regression when a variant is slower beyond the
 /// threshold (or the store cannot be read), 2 on invalid arguments or references.
 int Compare(const CompareArgs& args);
 /// `runx history [EXPERIMENT | FILE]`: the runs of an experiment, newest first.
 int History(const HistoryArgs& args);
+/// `runx report [RUN...] -o FILE`: the HTML report of runs; exit 2 on invalid arguments or
+/// references, 1 when the store, the chart library or FILE fails.
+int Report(const ReportArgs& args);
+/// The run ids `refs` name (store::ResolveRun), as compare and report read them: run ids,
+/// `latest` and `previous` (among `experiment`'s runs when it is not empty) first, then git
+/// revisions among the runs of `experiment`, or else of the experiment of the first run resolved.
+/// Throws store::StoreError for a reference that names no run.
+std::vector<int64_t> ResolveRuns(store::Store& store, const std::vector<std::string>& refs,
+                                 const std::string& experiment);
 /// "2%" -> 0.02, "0.02" -> 0.02; nullopt for anything else, or outside [0, 100%).
 std::optional<double> ParseThreshold(const std::string& text);
 /// The --threshold and --format of compare and history.

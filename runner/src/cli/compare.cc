@@ -1,5 +1,6 @@
 // `runx compare A B`: two runs (or two variants) side by side with a verdict per variant, and a
 // regression gate for CI (--fail-on-regression).
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +32,26 @@ SideRef ParseSide(const std::string& text) {
 bool IsRelative(const std::string& ref) { return ref == "latest" || ref == "previous"; }
 
 }  // namespace
+
+std::vector<int64_t> ResolveRuns(store::Store& store, const std::vector<std::string>& refs,
+                                 const std::string& experiment) {
+  // Run ids, `latest` and `previous` first; a git revision then looks among the runs of the
+  // experiment the first of those names, unless `experiment` says which.
+  std::vector<int64_t> ids(refs.size(), 0);
+  const auto direct = [](const std::string& r) {
+    return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos;
+  };
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (direct(refs[i])) ids[i] = store::ResolveRun(store, refs[i], experiment);
+  }
+  std::string among = experiment;
+  const auto first = std::find_if(ids.begin(), ids.end(), [](int64_t id) { return id != 0; });
+  if (among.empty() && first != ids.end()) among = store::ReadRunOverview(store, *first).experiment;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (!ids[i]) ids[i] = store::ResolveRun(store, refs[i], among);
+  }
+  return ids;
+}
 
 std::optional<double> ParseThreshold(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -83,20 +104,11 @@ int Compare(const CompareArgs& args) {
   }
   try {
     auto store = store::Store::Open(args.db);
-    // Run ids, `latest` and `previous` first; a git revision then looks among the runs of the
-    // experiment the other side names, unless --experiment says which.
     int64_t id_a = 0, id_b = 0;
     try {
-      std::string experiment = args.experiment;
-      const auto direct = [](const std::string& r) {
-        return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos;
-      };
-      if (direct(a.run)) id_a = store::ResolveRun(store, a.run, args.experiment);
-      if (direct(b.run)) id_b = store::ResolveRun(store, b.run, args.experiment);
-      if (experiment.empty() && (id_a || id_b))
-        experiment = store::ReadRunOverview(store, id_a ? id_a : id_b).experiment;
-      if (!id_a) id_a = store::ResolveRun(store, a.run, experiment);
-      if (!id_b) id_b = store::ResolveRun(store, b.run, experiment);
+      const std::vector<int64_t> ids = ResolveRuns(store, {a.run, b.run}, args.experiment);
+      id_a = ids[0];
+      id_b = ids[1];
     } catch (const store::StoreError& e) {
       fmt::print(stderr, "error: {}\n", e.what());
       return 2;

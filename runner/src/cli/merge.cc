@@ -25,14 +25,18 @@ std::string Describe(const store::MergeCounts& c) {
 
 }  // namespace
 
-int Merge(const std::string& out, const std::vector<std::string>& inputs, bool allow_running) {
+int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options) {
   try {
-    const store::MergeResult r = store::MergeStores(out, inputs, {allow_running});
+    const store::MergeResult r = store::MergeStores(out, inputs, options);
     for (const store::MergedInput& in : r.inputs) {
       const std::string migrated = in.schema_version < store::LatestSchemaVersion()
                                        ? fmt::format(" (schema {}, read through a migrated copy)", in.schema_version)
                                        : "";
-      fmt::print("{}{}: {}\n", in.path, migrated, Describe(in.counts));
+      const std::string ended =
+          in.runs_ended > 0 ? fmt::format(" ({} still running there, merged as interrupted: its runner has ended)",
+                                          Plural(in.runs_ended, "run", "runs"))
+                            : "";
+      fmt::print("{}{}: {}{}\n", in.path, migrated, Describe(in.counts), ended);
     }
     fmt::print("merged {} into {}{}: {}\n", Plural(static_cast<int64_t>(inputs.size()), "store", "stores"), out,
                r.created ? " (new)" : "", Describe(r.total));

@@ -47,7 +47,11 @@ void ConsoleObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool re
 void ConsoleObserver::TrialStarted(size_t index, const spec::PlannedTrial& trial) {
   index_ = index;
   label_ = trial.label;
-  if (!quiet_ && !tty_) fmt::print(stderr, "[{}/{}] {} (repeat {}) started\n", index + 1, total_, trial.label, trial.repeat_index);
+  labels_[index] = trial.label;
+  const auto placed = devices_.find(index);
+  const std::string on = placed == devices_.end() ? "" : " on " + placed->second;
+  if (!quiet_ && !tty_)
+    fmt::print(stderr, "[{}/{}] {} (repeat {}) started{}\n", index + 1, total_, trial.label, trial.repeat_index, on);
 }
 
 void ConsoleObserver::TrialProgress(const nlohmann::json& ev) {
@@ -55,7 +59,10 @@ void ConsoleObserver::TrialProgress(const nlohmann::json& ev) {
   const double elapsed = Seconds();
   const std::string loss = ev.contains("loss") ? fmt::format("  loss {:.4f}", ev["loss"].get<double>()) : "";
   const std::string eta = done_ > 0 ? fmt::format("  ETA {}", Clock(elapsed / done_ * (total_ - done_))) : "";
-  const std::string line = fmt::format("[{}/{}] {}  {} {}/{}{}  |  elapsed {}{}", index_ + 1, total_, label_,
+  // With --devices, trials run side by side: the event names its trial and device.
+  const size_t index = ev.contains("index") ? ev["index"].get<size_t>() : index_;
+  const std::string label = ev.contains("device") ? labels_[index] + " on " + ev["device"].get<std::string>() : label_;
+  const std::string line = fmt::format("[{}/{}] {}  {} {}/{}{}  |  elapsed {}{}", index + 1, total_, label,
                                        ev.value("warmup", false) ? "warm-up" : "step", ev.value("step", 0),
                                        ev.value("total", 0), loss, Clock(elapsed), eta);
   if (tty_) {
@@ -97,12 +104,15 @@ void JsonObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool resum
 
 void JsonObserver::TrialStarted(size_t index, const spec::PlannedTrial& t) {
   index_ = index;
-  Emit({{"event", "trial_start"}, {"index", index + 1}, {"total", total_}, {"label", t.label}, {"repeat", t.repeat_index}});
+  nlohmann::json e = {{"event", "trial_start"}, {"index", index + 1}, {"total", total_}, {"label", t.label},
+                      {"repeat", t.repeat_index}};
+  if (const auto placed = devices_.find(index); placed != devices_.end()) e["device"] = placed->second;
+  Emit(e);
 }
 
 void JsonObserver::TrialProgress(const nlohmann::json& event) {
   nlohmann::json e = event;
-  e["index"] = index_ + 1;
+  e["index"] = (event.contains("index") ? event["index"].get<size_t>() : index_) + 1;
   Emit(e);
 }
 

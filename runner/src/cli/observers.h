@@ -3,6 +3,7 @@
 // line on stdout (--json).
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <string>
 
 #include "engine/sweep.h"
@@ -15,6 +16,7 @@ class ConsoleObserver : public engine::SweepObserver {
  public:
   ConsoleObserver(const std::string& name, const std::string& file, bool quiet);
   void RunStarted(int64_t run_id, const spec::Plan& plan, bool resumed) override;
+  void TrialPlaced(size_t index, const std::string& device) override { devices_[index] = device; }
   void TrialStarted(size_t index, const spec::PlannedTrial& trial) override;
   void TrialProgress(const nlohmann::json& event) override;
   void TrialFinished(size_t index, const spec::PlannedTrial& trial, engine::TrialFate fate,
@@ -23,6 +25,7 @@ class ConsoleObserver : public engine::SweepObserver {
   void Warning(const std::string& text) override;
 
  private:
+  std::map<size_t, std::string> devices_, labels_;  // --devices: where each trial runs, and its label
   double Seconds() const;
   std::string name_, file_;
   bool quiet_, tty_;
@@ -38,6 +41,7 @@ class ConsoleObserver : public engine::SweepObserver {
 class JsonObserver : public engine::SweepObserver {
  public:
   void RunStarted(int64_t run_id, const spec::Plan& plan, bool resumed) override;
+  void TrialPlaced(size_t index, const std::string& device) override { devices_[index] = device; }
   void TrialStarted(size_t index, const spec::PlannedTrial& trial) override;
   void TrialProgress(const nlohmann::json& event) override;
   void TrialFinished(size_t index, const spec::PlannedTrial& trial, engine::TrialFate fate,
@@ -48,6 +52,7 @@ class JsonObserver : public engine::SweepObserver {
 
  private:
   size_t total_ = 0, index_ = 0, last_waiting_ = 0;
+  std::map<size_t, std::string> devices_;  // --devices: where each trial runs
 };
 
 }  // namespace runx::cli

@@ -88,6 +88,19 @@ int Run(const RunArgs& args) {
   options.any_build = args.any_build;
   options.in_process = args.in_process;
   options.interrupted = &g_interrupted;
+  if (!args.devices.empty()) {
+    if (args.in_process) {
+      fmt::print(stderr, "runx: error: --devices runs each trial in a child process pinned to its device; it cannot "
+                         "be combined with --in-process\n");
+      return 2;
+    }
+    try {
+      options.devices = engine::DeviceSlotsHere(args.devices);
+    } catch (const engine::DeviceSlotError& e) {
+      fmt::print(stderr, "runx: error: {}\n", e.what());
+      return 2;
+    }
+  }
   const std::string name = exp.config.value("name", "");
   ConsoleObserver console(name, args.file, args.quiet);
   JsonObserver json;

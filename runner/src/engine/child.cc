@@ -157,8 +157,18 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const std::string parent = std::to_string(getpid());
   const char* argv[] = {"runx", "trial", "--config", cfg.c_str(), "--out", out.c_str(), "--progress", prog.c_str(),
                         "--parent", parent.c_str(), nullptr};
+  // The parent's environment with options.env set over it.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv(*e);
+    if (!options.env.count(kv.substr(0, kv.find('=')))) env_text.push_back(kv);
+  }
+  for (const auto& [key, value] : options.env) env_text.push_back(key + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& kv : env_text) envp.push_back(kv.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.runx_exe.c_str(), &actions, &attr, const_cast<char* const*>(argv), environ);
+  const int rc = posix_spawn(&pid, options.runx_exe.c_str(), &actions, &attr, const_cast<char* const*>(argv), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {

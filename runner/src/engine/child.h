@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,9 @@ struct ChildOptions {
   double timeout_s = 3600;     ///< wall-clock limit for the whole trial
   std::function<void(const nlohmann::json& event)> on_event;  ///< progress events from the child
   const std::atomic<bool>* interrupted = nullptr;  ///< set by the parent's SIGINT/SIGTERM handler
+  /// Environment variables set (or replaced) for the child, e.g. CUDA_VISIBLE_DEVICES to pin it
+  /// to one GPU; the rest of the parent's environment is inherited.
+  std::map<std::string, std::string> env;
 };
 
 enum class ChildOutcome { kRecorded, kInterrupted };

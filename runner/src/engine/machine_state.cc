@@ -1,5 +1,7 @@
 #include "engine/machine_state.h"
 
+#include "engine/nvml.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -92,10 +94,40 @@ std::map<std::string, std::string> CpuNoiseState(const std::string& root) {
   return env;
 }
 
+std::map<std::string, std::string> DescribeGpuNoise(const NvmlSnapshot& snapshot) {
+  std::map<std::string, std::string> env;
+  if (!snapshot.driver_version.empty()) {
+    env["noise.gpu_driver"] = snapshot.driver_version;
+    if (const auto cuda = snapshot.cuda_driver_version)
+      env["noise.gpu_driver"] += fmt::format(" (CUDA {}.{})", *cuda / 1000, *cuda % 1000 / 10);
+  }
+  const auto clocks = [](const std::optional<unsigned>& sm, const std::optional<unsigned>& mem) {
+    std::vector<std::string> parts;
+    if (sm) parts.push_back(fmt::format("sm {}", *sm));
+    if (mem) parts.push_back(fmt::format("mem {}", *mem));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  for (const NvmlGpu& g : snapshot.gpus) {
+    const std::string key = fmt::format("noise.gpu{}_", g.index);
+    if (const std::string max = clocks(g.max_sm_clock_mhz, g.max_mem_clock_mhz); !max.empty())
+      env[key + "max_clocks_mhz"] = max;
+    if (const std::string app = clocks(g.app_sm_clock_mhz, g.app_mem_clock_mhz); !app.empty())
+      env[key + "application_clocks_mhz"] = app;
+    if (g.power_limit_w) env[key + "power_limit_w"] = fmt::format("{:g}", *g.power_limit_w);
+    if (g.persistence) env[key + "persistence"] = *g.persistence ? "on" : "off";
+    if (g.compute_mode) env[key + "compute_mode"] = *g.compute_mode;
+    if (g.sm_clock_mhz) env[key + "sm_clock_mhz_at_start"] = std::to_string(*g.sm_clock_mhz);
+    if (g.temperature_c) env[key + "temperature_c_at_start"] = std::to_string(*g.temperature_c);
+    if (g.utilization_pct) env[key + "utilization_at_start"] = fmt::format("{}%", *g.utilization_pct);
+    if (g.throttle_reasons) env[key + "throttle_at_start"] = DescribeThrottleReasons(*g.throttle_reasons);
+    if (g.compute_processes) env[key + "processes_at_start"] = std::to_string(*g.compute_processes);
+  }
+  return env;
+}
+
 std::map<std::string, std::string> GpuNoiseState() {
-  // NVML (nvmlSystemGetDriverVersion, nvmlDeviceGetClockInfo, nvmlDeviceGetEnforcedPowerLimit,
-  // nvmlDeviceGetPersistenceMode) or the CUDA runtime goes here, as noise.gpu<N>_* keys.
-  return {};
+  const auto snapshot = ReadNvml();
+  return snapshot ? DescribeGpuNoise(*snapshot) : std::map<std::string, std::string>{};
 }
 
 std::map<std::string, std::string> NoiseState() {

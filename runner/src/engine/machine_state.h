@@ -15,9 +15,24 @@ namespace runx::engine {
 /// The CPU model is the environment's `cpu` key.
 std::map<std::string, std::string> CpuNoiseState(const std::string& root = "");
 
-/// GPU-side noise facts: driver version, SM/memory clocks, power limit, persistence mode, as
-/// noise.gpu<N>_* keys. The place for NVML (or the CUDA runtime) to fill in; empty for now.
+/// GPU-side noise facts from NVML (engine/nvml.h), N being NVML's GPU index:
+///   noise.gpu_driver                   driver version and the CUDA version it supports, e.g. "580.95.05 (CUDA 13.0)"
+///   noise.gpu<N>_max_clocks_mhz        "sm 1980, mem 3201": the device's clock limits
+///   noise.gpu<N>_application_clocks_mhz  the application clocks set on the device, same form
+///   noise.gpu<N>_power_limit_w         the enforced power limit, e.g. "700"
+///   noise.gpu<N>_persistence           "on"/"off"
+///   noise.gpu<N>_compute_mode          "default", "exclusive_process", ...
+/// and, read when the run starts (they move from run to run; `runx compare` does not list their
+/// differences):
+///   noise.gpu<N>_sm_clock_mhz_at_start, noise.gpu<N>_temperature_c_at_start,
+///   noise.gpu<N>_utilization_at_start ("0%"), noise.gpu<N>_throttle_at_start ("gpu_idle",
+///   "sw_power_cap, hw_slowdown", "none"), noise.gpu<N>_processes_at_start (compute processes
+///   already on the GPU: another job sharing it)
+/// Empty without NVML (no NVIDIA driver). A fact NVML does not give for a device is left out.
 std::map<std::string, std::string> GpuNoiseState();
+/// The keys above for one NVML reading (GpuNoiseState reads the real one).
+struct NvmlSnapshot;
+std::map<std::string, std::string> DescribeGpuNoise(const NvmlSnapshot& snapshot);
 
 /// Both.
 std::map<std::string, std::string> NoiseState();

@@ -2,8 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -88,16 +94,20 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
 }
 
 /// Runs a claimed trial (or takes its settled result); nullopt when the run was interrupted.
+/// `slot` pins the child to a device (--devices); `interrupted` ends it early.
 std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& plan, const plugins::Registry& registry,
-                                          const SweepOptions& options, SweepObserver& observer) {
+                                          const SweepOptions& options,
+                                          std::function<void(const nlohmann::json&)> on_event,
+                                          const DeviceSlot* slot, const std::atomic<bool>* interrupted) {
   if (p.decided) return *p.decided;
   if (options.in_process) return RunTrial(p.config, registry, {});
   store::TrialRecord rec;
   ChildOptions copts;
   copts.runx_exe = SelfExe();
   copts.timeout_s = plan.trial_timeout_s;
-  copts.interrupted = options.interrupted;
-  copts.on_event = [&observer](const nlohmann::json& ev) { observer.TrialProgress(ev); };
+  copts.interrupted = interrupted;
+  copts.on_event = std::move(on_event);
+  if (slot) copts.env = slot->env;
   try {
     if (RunTrialInChild(p.config, copts, &rec) == ChildOutcome::kInterrupted) return std::nullopt;
   } catch (const std::exception& e) {  // runx's side failed (spawn, temp files, a bad record)
@@ -110,9 +120,133 @@ std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& p
   return rec;
 }
 
+/// What claiming a planned trial gave: run it, nothing to run (reused, already in the run), or wait
+/// for the runner that holds it.
+enum class Claimed { kRun, kDone, kWait };
+
+/// --devices: runs the plan's trials on the devices in parallel, one trial per device, starting
+/// them in plan order as devices come free. `claim`, `finish` and the observer are called on this
+/// thread only (the store is not shared between threads); each running trial has a thread that
+/// waits for its child process (`exec`), whose progress events this thread relays. However this
+/// function is left, every child is ended and every thread joined.
+template <typename ClaimFn, typename FinishFn, typename ExecFn, typename WaitingFn>
+void RunOnDevices(const spec::Plan& plan, const SweepOptions& options, SweepObserver& observer, ClaimFn& claim,
+                  FinishFn& finish, ExecFn exec, WaitingFn waiting_note) {
+  struct Running {
+    size_t index = 0;
+    Prepared prepared;
+    std::thread thread;
+    bool done = false;  // guarded by mu
+    std::optional<store::TrialRecord> record;
+  };
+  const size_t n = options.devices.size();
+  std::vector<std::unique_ptr<Running>> running(n);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<nlohmann::json> events;  // guarded by mu
+  std::atomic<bool> stop{false};
+  struct JoinAll {
+    std::atomic<bool>& stop;
+    std::vector<std::unique_ptr<Running>>& running;
+    ~JoinAll() {
+      stop = true;
+      for (auto& r : running)
+        if (r && r->thread.joinable()) r->thread.join();
+    }
+  } join_all{stop, running};
+
+  std::deque<size_t> queue;
+  for (size_t i = 0; i < plan.trials.size(); ++i) queue.push_back(i);
+  std::vector<size_t> waiting;  // held by other runners
+  auto next_poll = std::chrono::steady_clock::now();
+  bool noted = false;  // the observer heard about the waiting trials since the last poll
+  const auto is_done = [&](size_t s) {
+    std::lock_guard<std::mutex> lock(mu);
+    return running[s] && running[s]->done;
+  };
+  while (true) {
+    if (Interrupted(options)) stop = true;
+    std::vector<nlohmann::json> relay;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      relay.swap(events);
+    }
+    for (const auto& ev : relay) observer.TrialProgress(ev);
+    for (size_t s = 0; s < n; ++s) {
+      if (!is_done(s)) continue;
+      running[s]->thread.join();
+      std::unique_ptr<Running> r = std::move(running[s]);
+      finish(r->index, r->prepared, std::move(r->record), &options.devices[s]);
+    }
+    const bool any_running = std::any_of(running.begin(), running.end(), [](const auto& r) { return r != nullptr; });
+    if (stop && !any_running) return;
+    // Trials another runner held go back into the queue every wait_poll_s.
+    if (!stop && queue.empty() && !waiting.empty() && std::chrono::steady_clock::now() >= next_poll) {
+      queue.assign(waiting.begin(), waiting.end());
+      waiting.clear();
+      noted = false;
+      next_poll = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(options.wait_poll_s));
+    }
+    for (size_t s = 0; s < n && !stop; ++s) {
+      while (!running[s] && !queue.empty()) {
+        const size_t i = queue.front();
+        queue.pop_front();
+        Prepared p;
+        const Claimed c = claim(i, &p);
+        if (c == Claimed::kWait) waiting.push_back(i);
+        if (c != Claimed::kRun) continue;
+        const DeviceSlot* slot = &options.devices[s];
+        observer.TrialPlaced(i, slot->name);
+        observer.TrialStarted(i, plan.trials[i]);
+        auto r = std::make_unique<Running>();
+        r->index = i;
+        r->prepared = std::move(p);
+        Running* raw = r.get();
+        r->thread = std::thread([&, raw, slot] {
+          const auto on_event = [&, raw, slot](const nlohmann::json& ev) {
+            nlohmann::json e = ev;
+            e["device"] = slot->name;
+            e["index"] = raw->index;
+            std::lock_guard<std::mutex> lock(mu);
+            events.push_back(std::move(e));
+          };
+          std::optional<store::TrialRecord> rec;
+          try {
+            rec = exec(raw->prepared, on_event, *slot, &stop);
+          } catch (const std::exception& e) {  // runx's side: a recorded failure, as Execute makes it
+            rec = store::TrialRecord{};
+            rec->status = TrialStatus::kFailed;
+            rec->error = fmt::format("runx could not run the trial: {}", e.what());
+            rec->started_at = rec->finished_at = UtcNow();
+          }
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            raw->record = std::move(rec);
+            raw->done = true;
+          }
+          cv.notify_all();
+        });
+        running[s] = std::move(r);
+      }
+    }
+    const bool busy = std::any_of(running.begin(), running.end(), [](const auto& r) { return r != nullptr; });
+    if (!busy && queue.empty()) {
+      if (waiting.empty() || stop) return;
+      if (!noted) waiting_note(waiting.size());
+      noted = true;
+    }
+    // Until a trial ends, an event arrives, or 100 ms (interrupts, polls) pass.
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(100), [&] {
+      return !events.empty() || std::any_of(running.begin(), running.end(), [](const auto& r) { return r && r->done; });
+    });
+  }
+}
+
 std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan) {
   auto env = HostEnvironment();
-  env.merge(NoiseState());  // what decides noise here: CPU governor, boost, load at the start (GPU: to come)
+  env.merge(NoiseState());  // what decides noise here: CPU governor, boost, load; GPU clocks, power, driver (NVML)
   env["plan.mode"] = plan.mode;
   env["plan.order"] = plan.order;
   env["plan.order_seed"] = std::to_string(plan.order_seed);
@@ -226,8 +360,9 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   int64_t holder = 0;
   // A claim older than this is stale whoever holds it: its trial would have timed out long ago.
   const double stale_after_s = 2 * plan.trial_timeout_s + 60;
-  // Claims trial i and runs it; false when it must wait for another runner.
-  const auto attempt = [&](size_t i) {
+  // Claims trial i: kRun (with `*run` filled) when this run must run it, kDone when its result is
+  // settled (reused, or already in this run), kWait when another runner holds it.
+  const auto claim = [&](size_t i, Prepared* run) {
     const spec::PlannedTrial& t = plan.trials[i];
     auto found = prepared.find(i);
     if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, &platforms)).first;
@@ -236,9 +371,9 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
         store.ClaimTrial(result.run_id, found->second.key, place, ProcessAlive, UtcNow(), stale_after_s);
     if (claim.outcome == store::ClaimOutcome::kBusy) {
       holder = claim.holder_run;
-      return false;
+      return Claimed::kWait;
     }
-    const Prepared p = std::move(found->second);  // only trials still waiting stay prepared
+    *run = std::move(found->second);  // only trials still waiting stay prepared
     prepared.erase(found);
     if (claim.outcome != store::ClaimOutcome::kClaimed) {
       ++result.done;
@@ -246,13 +381,16 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
       observer.TrialFinished(i, t,
                              claim.outcome == store::ClaimOutcome::kReused ? TrialFate::kReused : TrialFate::kAlreadyInRun,
                              store::TrialRecord{});
-      return true;
+      return Claimed::kDone;
     }
-    observer.TrialStarted(i, t);
-    auto rec = Execute(p, plan, registry, options, observer);
-    if (!rec) {  // interrupted: the claim goes back
+    return Claimed::kRun;
+  };
+  // Records what the claimed trial i gave (nullopt: interrupted, the claim goes back).
+  const auto finish = [&](size_t i, const Prepared& p, std::optional<store::TrialRecord> rec, const DeviceSlot* slot) {
+    const spec::PlannedTrial& t = plan.trials[i];
+    if (!rec) {
       store.ReleaseClaim(result.run_id, p.key);
-      return true;
+      return;
     }
     rec->run_id = result.run_id;
     rec->config_hash = p.key.config_hash;
@@ -265,6 +403,12 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     rec->repeat_index = t.repeat_index;
     rec->order_index = t.order_index;
     if (rec->device.empty()) rec->device = p.device;
+    if (slot) {
+      // The child saw its GPU as cuda:0; the store names the machine's device.
+      if (slot->name.rfind("cuda:", 0) == 0 && rec->device.rfind("cuda", 0) == 0) rec->device = slot->name;
+      rec->environment["device_slot"] = slot->name;
+      rec->environment["device_slot_index"] = std::to_string(slot - options.devices.data());
+    }
     if (rec->error_detail.empty()) rec->error_detail = rec->error;
     try {
       store.RecordTrial(*rec);
@@ -277,11 +421,28 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     ++result.ran;
     if (rec->status != TrialStatus::kOk) ++result.not_ok;
     observer.TrialFinished(i, t, TrialFate::kRan, *rec);
+  };
+  // Claims trial i and runs it here; false when it must wait for another runner.
+  const auto attempt = [&](size_t i) {
+    Prepared p;
+    const Claimed c = claim(i, &p);
+    if (c != Claimed::kRun) return c == Claimed::kDone;
+    observer.TrialStarted(i, plan.trials[i]);
+    finish(i, p,
+           Execute(p, plan, registry, options, [&observer](const nlohmann::json& ev) { observer.TrialProgress(ev); },
+                   nullptr, options.interrupted),
+           nullptr);
     return true;
   };
 
   try {
-  for (size_t i = 0; i < plan.trials.size() && !Interrupted(options); ++i) {
+  if (!options.devices.empty()) {
+    RunOnDevices(plan, options, observer, claim, finish,
+                 [&](const Prepared& p, std::function<void(const nlohmann::json&)> on_event, const DeviceSlot& slot,
+                     const std::atomic<bool>* stop) { return Execute(p, plan, registry, options, on_event, &slot, stop); },
+                 [&](size_t n) { observer.Waiting(n, holder); });
+  }
+  for (size_t i = 0; i < plan.trials.size() && !Interrupted(options) && options.devices.empty(); ++i) {
     if (!attempt(i)) waiting.push_back(i);
   }
   // Trials other runners hold: their results are reused when they finish; a runner that died

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/device_slots.h"
 #include "spec/sweep.h"
 #include "store/store.h"
 
@@ -24,6 +25,10 @@ struct SweepOptions {
   bool any_build = false;  ///< reuse results of other runx builds
   bool in_process = false; ///< run trials in this process (debugging; no crash isolation)
   double wait_poll_s = 1;  ///< how often to look at trials other runners hold
+  /// --devices: run one trial at a time on each of these, in parallel, each trial's child pinned
+  /// to its device; trials start in plan order as devices come free. Empty: one trial at a time,
+  /// unpinned (the trial's `device` decides).
+  std::vector<DeviceSlot> devices;
   const std::atomic<bool>* interrupted = nullptr;  ///< set by a signal handler
 };
 
@@ -36,7 +41,10 @@ class SweepObserver {
   virtual ~SweepObserver() = default;
   virtual void RunStarted(int64_t /*run_id*/, const spec::Plan& /*plan*/, bool /*resumed*/) {}
   virtual void TrialStarted(size_t /*index*/, const spec::PlannedTrial& /*trial*/) {}
-  /// A progress event of the running trial's child (JSON: step, total, loss, warmup, ...).
+  /// With --devices: the device trial `index` starts on, just before TrialStarted.
+  virtual void TrialPlaced(size_t /*index*/, const std::string& /*device*/) {}
+  /// A progress event of the running trial's child (JSON: step, total, loss, warmup, ...; with
+  /// --devices also "device", and "index", the planned trial's index).
   virtual void TrialProgress(const nlohmann::json& /*event*/) {}
   /// `record` is a default (empty) record unless the trial ran in this run.
   virtual void TrialFinished(size_t /*index*/, const spec::PlannedTrial& /*trial*/, TrialFate /*fate*/,

@@ -6,6 +6,7 @@
 
 #include "engine/environment.h"
 #include "engine/failure.h"
+#include "models/models.h"
 #include "spec/label.h"
 
 namespace runx::engine {
@@ -25,6 +26,9 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
   } catch (const TrialAborted&) {
     rec.status = *ctx.abort_status();
     rec.error = ctx.abort_why();
+  } catch (const models::IncompatibleModel& e) {  // this build or device cannot run the model
+    rec.status = TrialStatus::kIncompatible;
+    rec.error_detail = e.what();
   } catch (const data::DataError& e) {
     rec.status = TrialStatus::kFailed;
     rec.error_detail = e.what();

@@ -110,6 +110,7 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
   if (name == "resnet18") return MakeResNet(18, ImageChannels(name, sample_shape), num_classes);
   if (name == "resnet50") return MakeResNet(50, ImageChannels(name, sample_shape), num_classes);
   if (name == "torchscript") return LoadTorchScript(model, sample_shape, num_classes, device);
+  if (name == "aoti") return LoadAoti(model, sample_shape, num_classes, device);
   throw std::invalid_argument("unknown model '" + name + "'");
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision), gpt (a decoder-only
-// transformer over token ids, gpt.h); and torchscript, a TorchScript file trained through a wrapper
-// (torchscript.cc).
+// transformer over token ids, gpt.h); torchscript, a TorchScript file trained through a wrapper
+// (torchscript.cc); and aoti, an AOTInductor package run for inference (aoti.cc).
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -42,6 +42,21 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
 /// the file when it cannot be loaded or does not map [batch, *sample_shape] to [batch, num_classes].
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
                                        int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
+
+/// A model this build or this device cannot run at all (e.g. an AOTInductor package on a LibTorch
+/// without AOTInductor, or compiled for another device type): the trial is `incompatible`.
+class IncompatibleModel : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// model: {name: aoti, path: FILE.pt2}: an AOTInductor package, inference only (its weights,
+/// precision and memory format are compiled in; it has no parameters to train). Throws
+/// IncompatibleModel without AOTInductor (LibTorch < 2.6) or when the package was compiled for
+/// another device type, std::invalid_argument when FILE is missing or cannot be loaded. Its
+/// output is checked on the first forward ([batch, num_classes], floating point).
+std::shared_ptr<Model> LoadAoti(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
+                                int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 std::shared_ptr<Model> MakeResNet(int depth, int64_t in_channels, int64_t num_classes);
 

@@ -11,25 +11,15 @@
 #include <sstream>
 #include <string>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "models/model_file.h"
 #include "models/models.h"
 
 namespace runx::models {
 namespace {
-
-std::string ShapeText(c10::IntArrayRef shape) {
-  std::ostringstream s;
-  s << '[';
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ']';
-  return s.str();
-}
 
 class TorchScriptModel : public Model {
  public:
@@ -111,16 +101,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
   if (!model.contains("path") || !model.at("path").is_string())
     throw std::invalid_argument("model 'torchscript' needs 'path', the file saved by torch.jit.save");
   const std::string path = model.at("path").get<std::string>();
-  // stat/getcwd, not std::filesystem: pip's libtorch.so exports its own copies of libstdc++'s
-  // filesystem symbols, which the dynamic linker may bind instead (see engine/child.cc).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::string where;
-    char cwd[4096];
-    if (!path.empty() && path[0] != '/' && ::getcwd(cwd, sizeof cwd))
-      where = std::string(" (a relative path is taken from the working directory, ") + cwd + ")";
-    throw std::invalid_argument("torchscript model '" + path + "' not found" + where);
-  }
+  RequireModelFile("torchscript", path);
   torch::jit::Module module;
   try {
     // Onto the trial's device: a frozen module's weights are constants, which Module::to cannot move.
@@ -155,7 +136,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
   if (out.sizes() != c10::IntArrayRef(want))
     throw std::invalid_argument("torchscript model '" + path + "' must map input [batch, *sample_shape] = " +
                                 ShapeText(in_shape) + " to logits [batch, num_classes] = " + ShapeText(want) +
-                                ", got " + ShapeText(out.sizes()));
+                                ", got " + ShapeText(out.sizes().vec()));
   if (!out.is_floating_point())
     throw std::invalid_argument("torchscript model '" + path + "' must return floating-point logits, got " +
                                 std::string(c10::toString(out.scalar_type())));

@@ -280,8 +280,8 @@ std::vector<std::string> EnvironmentDifferences(const store::RunOverview& a, con
     const auto ib = b.environment.find(k);
     const std::string va = ia == a.environment.end() ? "-" : ia->second;
     const std::string vb = ib == b.environment.end() ? "-" : ib->second;
-    // The load at the start differs from run to run; it is shown when one of them was loaded.
-    if (k == "noise.load_average") continue;
+    // The load, clocks and temperature at the start differ from run to run.
+    if (k == "noise.load_average" || (k.size() > 9 && k.compare(k.size() - 9, 9, "_at_start") == 0)) continue;
     if (va != vb) out.push_back(fmt::format("{}: {} vs {}", k, va, vb));
   }
   return out;

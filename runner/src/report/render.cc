@@ -17,17 +17,6 @@ std::string PadLeft(const std::string& s, size_t width) {
   return w >= width ? s : std::string(width - w, ' ') + s;
 }
 
-std::string Bytes(int64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (std::fabs(value) >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
-}
-
 template <typename T, typename F>
 std::string Or(const std::optional<T>& value, F format) {
   return value ? format(*value) : std::string(kNone);
@@ -92,7 +81,7 @@ TextTable ReportTextTable(const std::vector<VariantRow>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const VariantRow& r = rows[i];
     t.rows.push_back({r.label, fmt::format("{}/{}", r.ok_trials, r.trials), step_cells[i],
-                      Or(r.samples_per_s, fixed(1)), Or(r.peak_mem_bytes, Bytes), Or(r.final_loss, fixed(4)),
+                      Or(r.samples_per_s, fixed(1)), Or(r.peak_mem_bytes, FormatBytes), Or(r.final_loss, fixed(4)),
                       Or(r.accuracy, fixed(4)),
                       Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }), speedup_cells[i],
                       Notes(r)});

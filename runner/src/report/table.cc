@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "store/format.h"
 
@@ -39,6 +40,17 @@ size_t DisplayWidth(const std::string& text) {
 }
 
 store::Value NumberOrNull(const std::optional<double>& value) { return value ? store::Value(*value) : store::Value{}; }
+
+std::string FormatBytes(int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (std::fabs(value) >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
 
 std::string FormatMs(double ms) { return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms); }
 

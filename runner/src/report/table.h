@@ -3,6 +3,7 @@
 // --export-* files), `runx compare` and `runx history`. A table comes in two forms: texts for
 // people (aligned columns, or markdown) and typed values for tools (CSV, JSON), since a cell such
 // as "117.20 (117.10-117.30)" is three numbers to a tool. No LibTorch.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ store::Value NumberOrNull(const std::optional<double>& value);
 
 /// Milliseconds for people: two decimals, or three significant digits below 1 ms.
 std::string FormatMs(double ms);
+
+/// Bytes for people, in binary units: "512 B", "118.8 KiB", "1.5 GiB".
+std::string FormatBytes(int64_t bytes);
 
 /// A table for people.
 struct TextTable {

@@ -139,6 +139,14 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
   for (auto& issue : CheckModelData(doc)) issues.push_back(std::move(issue));
   // Each task reads its own section; the other one would be silently ignored.
   const json task = doc.value("task", json("train"));
+  // An AOTInductor package is a compiled forward graph: nothing in it can be trained.
+  if (const auto model = doc.find("model"); model != doc.end() && model->is_object() &&
+                                            model->value("name", json()) == "aoti" && task != "infer") {
+    issues.push_back({"/model/name", false,
+                      "model 'aoti' runs an AOTInductor package, which is inference-only",
+                      {"add 'task: infer' to measure it; AOTInductor compiles forward graphs only, so to train a "
+                       "model from a file export it with torch.jit and use model: {name: torchscript}"}});
+  }
   if (task.is_string()) {
     const bool infer = task == "infer";
     const char* unused = infer ? "train" : "infer";

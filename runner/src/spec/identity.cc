@@ -39,8 +39,9 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
         {{"hidden", {"mlp"}},
          {"channels", {"cnn"}},
          {"dropout", {"mlp", "cnn", "gpt"}},
-         {"path", {"torchscript"}},
+         {"path", {"torchscript", "aoti"}},
          {"jit_optimize", {"torchscript"}},
+         {"model_name", {"aoti"}},
          {"n_layer", {"gpt"}},
          {"n_head", {"gpt"}},
          {"d_model", {"gpt"}},
@@ -151,7 +152,9 @@ json InputFiles(const json& config) {
   };
   const json used = UsedConfig(config);
   const json model = used.value("model", json::object());
-  if (model.value("name", "") == "torchscript" && model.contains("path")) add("model.path", model["path"].get<std::string>());
+  const std::string model_name = model.value("name", "");
+  if ((model_name == "torchscript" || model_name == "aoti") && model.contains("path"))
+    add("model.path", model["path"].get<std::string>());
   const json data = used.value("data", json::object());
   if (data.value("source", "") == "text" && data.contains("path") && data["path"].is_string()) {
     // Exactly the files the text source reads (a folder's text files, not its indexes or links).

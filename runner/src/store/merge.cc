@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -57,7 +58,18 @@ struct Input {
   std::string path;  // as named on the command line
   int schema_version = 0;
   std::string snapshot;
+  int64_t runs_ended = 0;
 };
+
+// Now as ISO-8601 UTC, as runs.finished_at holds it.
+std::string NowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 bool HasTable(SQLite::Database& db, const char* name) {
   SQLite::Statement q(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?");
@@ -95,6 +107,14 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
     }
     // An older input is read through a migrated copy: the input itself is never changed.
     if (in.schema_version < latest) Migrate(db, Migrations(), path);
+    if (options.runners_ended) {
+      // In the snapshot only: the input stays as it is.
+      SQLite::Statement end(db,
+                            "UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?) "
+                            "WHERE status = 'running'");
+      end.bind(1, NowUtc());
+      in.runs_ended = end.exec();
+    }
     SQLite::Statement running(db,
                               "SELECT id, host, coalesce(pid, 0), (SELECT count(*) FROM runs WHERE status = 'running') "
                               "FROM runs WHERE status = 'running' ORDER BY id LIMIT 1");
@@ -192,7 +212,7 @@ MergeResult MergeStores(const std::string& out, const std::vector<std::string>& 
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<int64_t> forced_runs;
     for (current = 0; current < read.size(); ++current) {
-      MergedInput merged{read[current].path, read[current].schema_version, {}};
+      MergedInput merged{read[current].path, read[current].schema_version, read[current].runs_ended, {}};
       SQLite::Database in(read[current].snapshot, SQLite::OPEN_READONLY);
       CopyStore(in, db, merged.counts, forced_runs);
       result.total += merged.counts;

@@ -14,6 +14,10 @@ struct MergeOptions {
   /// Merge runs that an input still has `running` (a live shard) as they are now, status included;
   /// without it such an input is refused, since its results are not complete yet.
   bool allow_running = false;
+  /// Every runner of the inputs has ended (the tasks of a finished SLURM job array): a run an
+  /// input still has `running` was killed before it could say so (SIGKILL, a node that failed),
+  /// and is merged as `interrupted`, with the trials it finished. The input itself stays as it is.
+  bool runners_ended = false;
 };
 
 /// What a merge did with the rows of one input (or of all of them).
@@ -32,6 +36,7 @@ struct MergeCounts {
 struct MergedInput {
   std::string path;
   int schema_version = 0;  ///< as found; an older input was read through a migrated copy
+  int64_t runs_ended = 0;  ///< runs it had `running`, merged as `interrupted` (runners_ended)
   MergeCounts counts;
 };
 

@@ -115,6 +115,48 @@ SELECT
   (SELECT count(*) FROM run_trials rt WHERE rt.run_id = r.id AND rt.reused = 1) AS reused_trials
 FROM runs r
 JOIN experiments e ON e.id = r.experiment_id;
+
+CREATE VIEW variant_changes AS
+WITH v AS (
+  SELECT
+    vs.run_id AS run_id,
+    e.name AS experiment,
+    r.started_at AS started_at,
+    r.git_sha AS git_sha,
+    r.host AS host,
+    vs.label AS label,
+    (SELECT t.config_hash FROM run_trials rt JOIN trials t ON t.id = rt.trial_id
+      WHERE rt.run_id = vs.run_id AND rt.label = vs.label ORDER BY rt.trial_id LIMIT 1) AS config_hash,
+    vs.samples_per_s AS samples_per_s,
+    vs.step_ms_median AS step_ms_median
+  FROM variant_stats vs
+  JOIN runs r ON r.id = vs.run_id
+  JOIN experiments e ON e.id = r.experiment_id
+  WHERE vs.samples_per_s IS NOT NULL
+)
+SELECT
+  b.run_id AS run_id,
+  b.experiment AS experiment,
+  b.label AS label,
+  b.config_hash AS config_hash,
+  a.run_id AS previous_run_id,
+  a.label AS previous_label,
+  a.git_sha AS previous_git_sha,
+  b.git_sha AS git_sha,
+  a.host AS previous_host,
+  b.host AS host,
+  a.samples_per_s AS previous_samples_per_s,
+  b.samples_per_s AS samples_per_s,
+  b.samples_per_s / a.samples_per_s AS ratio,
+  a.step_ms_median AS previous_step_ms_median,
+  b.step_ms_median AS step_ms_median
+FROM v b
+JOIN v a ON a.run_id = (
+  SELECT p.run_id FROM v p
+  WHERE p.experiment = b.experiment AND p.config_hash = b.config_hash
+    AND (p.started_at < b.started_at OR (p.started_at = b.started_at AND p.run_id < b.run_id))
+  ORDER BY p.started_at DESC, p.run_id DESC LIMIT 1)
+ AND a.config_hash = b.config_hash;
 )sql";
 
 }  // namespace

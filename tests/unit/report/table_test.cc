@@ -50,6 +50,12 @@ TEST(Table, FormatsByName) {
   EXPECT_EQ(FormatMs(0.0123), "0.0123");
 }
 
+TEST(Table, BytesInBinaryUnits) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(121651), "118.8 KiB");
+  EXPECT_EQ(FormatBytes(int64_t{3} << 29), "1.5 GiB");
+}
+
 VariantRow Row(const std::string& label, bool baseline, double samples_per_s) {
   VariantRow r;
   r.label = label;

@@ -41,12 +41,11 @@ TEST(Messages, NegativeBatchSize) {
 }
 
 TEST(Messages, MisspeltModel) {
-  EXPECT_EQ(
-      RenderFile("bad_model.yaml"),
-      "bad_model.yaml:9:9: error: unknown model 'resnt50'\n"
-      "    9 |   name: resnt50\n"
-      "      |         ^\n"
-      "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript'; did you mean 'resnet50'?\n");
+  EXPECT_EQ(RenderFile("bad_model.yaml"),
+            "bad_model.yaml:9:9: error: unknown model 'resnt50'\n"
+            "    9 |   name: resnt50\n"
+            "      |         ^\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
 }
 
 TEST(Messages, MisspeltTechnique) {
@@ -147,6 +146,15 @@ TEST(Messages, StepsAndEpochsAreExclusive) {
             "note: 'train.epochs' is set at line 5; measure either a number of steps or a number of epochs\n");
 }
 
+TEST(Messages, AnAotiPackageIsInferenceOnly) {
+  EXPECT_EQ(RenderFile("aoti_train.yaml"),
+            "aoti_train.yaml:2:15: error: model 'aoti' runs an AOTInductor package, which is inference-only\n"
+            "    2 | model: {name: aoti, path: resnet50.pt2}\n"
+            "      |               ^\n"
+            "note: add 'task: infer' to measure it; AOTInductor compiles forward graphs only, so to train a model "
+            "from a file export it with torch.jit and use model: {name: torchscript}\n");
+}
+
 TEST(Messages, SyntheticDataNeedsShapeAndClasses) {
   const std::string note =
       "note: synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000\n";
@@ -182,63 +190,62 @@ TEST(Messages, NoTechniquesInstalled) {
 }
 
 TEST(Messages, EveryProblemOfAFileSortedByLine) {
-  EXPECT_EQ(
-      RenderFile("many_errors.yaml"),
-      "many_errors.yaml:1:7: error: invalid name 'many errors'\n"
-      "    1 | name: many errors\n"
-      "      |       ^\n"
-      "note: expected letters, digits, '_', '.' and '-', starting with a letter or digit\n"
-      "many_errors.yaml:2:9: error: unknown device 'gpu'\n"
-      "    2 | device: gpu\n"
-      "      |         ^\n"
-      "note: expected 'auto', 'cpu', 'mps', 'cuda' or 'cuda:N'; did you mean 'cuda'?\n"
-      "many_errors.yaml:3:12: error: unknown precision 'fp8'\n"
-      "    3 | precision: fp8\n"
-      "      |            ^\n"
-      "note: expected one of 'fp32', 'tf32', 'fp16', 'bf16'\n"
-      "many_errors.yaml:5:9: error: unknown model 'ResNet50'\n"
-      "    5 |   name: ResNet50\n"
-      "      |         ^\n"
-      "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript'; did you mean 'resnet50'?\n"
-      "many_errors.yaml:6:12: error: 'model.dropout' must be < 1, got 1.5\n"
-      "    6 |   dropout: 1.5\n"
-      "      |            ^\n"
-      "many_errors.yaml:7:1: error: missing required key 'num_classes' in 'data'\n"
-      "    7 | data:\n"
-      "      | ^\n"
-      "note: synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000\n"
-      "many_errors.yaml:9:15: error: 'data.batch_size' must be >= 1, got 0\n"
-      "    9 |   batch_size: 0\n"
-      "      |               ^\n"
-      "many_errors.yaml:10:10: error: 'data.shape' must not be empty\n"
-      "   10 |   shape: []\n"
-      "      |          ^\n"
-      "many_errors.yaml:12:21: error: unknown optimizer 'adam'\n"
-      "   12 |   optimizer: {name: adam, lr: 0}\n"
-      "      |                     ^\n"
-      "note: expected one of 'sgd', 'adamw'; did you mean 'adamw'?\n"
-      "many_errors.yaml:12:31: error: 'train.optimizer.lr' must be > 0, got 0\n"
-      "   12 |   optimizer: {name: adam, lr: 0}\n"
-      "      |                               ^\n"
-      "many_errors.yaml:14:3: error: 'train.epochs' cannot be used together with 'train.steps'\n"
-      "   14 |   epochs: 2\n"
-      "      |   ^\n"
-      "note: 'train.steps' is set at line 13; measure either a number of steps or a number of epochs\n"
-      "many_errors.yaml:16:16: error: unknown dtype 'float16'\n"
-      "   16 |   amp: {dtype: float16, loss_scale: big}\n"
-      "      |                ^\n"
-      "note: expected one of 'fp16', 'bf16'\n"
-      "many_errors.yaml:16:37: error: 'optimizations.amp.loss_scale' must be 'auto', 'dynamic', 'none' or a "
-      "number > 0, got string 'big'\n"
-      "   16 |   amp: {dtype: float16, loss_scale: big}\n"
-      "      |                                     ^\n"
-      "many_errors.yaml:17:27: error: 'optimizations.channels_last.inputs' must be a boolean, got string 'yes'\n"
-      "   17 |   channels_last: {inputs: yes}\n"
-      "      |                           ^\n"
-      "note: YAML 1.2 reads 'yes' as a string; write true or false\n"
-      "many_errors.yaml:18:10: error: 'results' must be a string, got integer 3\n"
-      "   18 | results: 3\n"
-      "      |          ^\n");
+  EXPECT_EQ(RenderFile("many_errors.yaml"),
+            "many_errors.yaml:1:7: error: invalid name 'many errors'\n"
+            "    1 | name: many errors\n"
+            "      |       ^\n"
+            "note: expected letters, digits, '_', '.' and '-', starting with a letter or digit\n"
+            "many_errors.yaml:2:9: error: unknown device 'gpu'\n"
+            "    2 | device: gpu\n"
+            "      |         ^\n"
+            "note: expected 'auto', 'cpu', 'mps', 'cuda' or 'cuda:N'; did you mean 'cuda'?\n"
+            "many_errors.yaml:3:12: error: unknown precision 'fp8'\n"
+            "    3 | precision: fp8\n"
+            "      |            ^\n"
+            "note: expected one of 'fp32', 'tf32', 'fp16', 'bf16'\n"
+            "many_errors.yaml:5:9: error: unknown model 'ResNet50'\n"
+            "    5 |   name: ResNet50\n"
+            "      |         ^\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n"
+            "many_errors.yaml:6:12: error: 'model.dropout' must be < 1, got 1.5\n"
+            "    6 |   dropout: 1.5\n"
+            "      |            ^\n"
+            "many_errors.yaml:7:1: error: missing required key 'num_classes' in 'data'\n"
+            "    7 | data:\n"
+            "      | ^\n"
+            "note: synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000\n"
+            "many_errors.yaml:9:15: error: 'data.batch_size' must be >= 1, got 0\n"
+            "    9 |   batch_size: 0\n"
+            "      |               ^\n"
+            "many_errors.yaml:10:10: error: 'data.shape' must not be empty\n"
+            "   10 |   shape: []\n"
+            "      |          ^\n"
+            "many_errors.yaml:12:21: error: unknown optimizer 'adam'\n"
+            "   12 |   optimizer: {name: adam, lr: 0}\n"
+            "      |                     ^\n"
+            "note: expected one of 'sgd', 'adamw'; did you mean 'adamw'?\n"
+            "many_errors.yaml:12:31: error: 'train.optimizer.lr' must be > 0, got 0\n"
+            "   12 |   optimizer: {name: adam, lr: 0}\n"
+            "      |                               ^\n"
+            "many_errors.yaml:14:3: error: 'train.epochs' cannot be used together with 'train.steps'\n"
+            "   14 |   epochs: 2\n"
+            "      |   ^\n"
+            "note: 'train.steps' is set at line 13; measure either a number of steps or a number of epochs\n"
+            "many_errors.yaml:16:16: error: unknown dtype 'float16'\n"
+            "   16 |   amp: {dtype: float16, loss_scale: big}\n"
+            "      |                ^\n"
+            "note: expected one of 'fp16', 'bf16'\n"
+            "many_errors.yaml:16:37: error: 'optimizations.amp.loss_scale' must be 'auto', 'dynamic', 'none' or a "
+            "number > 0, got string 'big'\n"
+            "   16 |   amp: {dtype: float16, loss_scale: big}\n"
+            "      |                                     ^\n"
+            "many_errors.yaml:17:27: error: 'optimizations.channels_last.inputs' must be a boolean, got string 'yes'\n"
+            "   17 |   channels_last: {inputs: yes}\n"
+            "      |                           ^\n"
+            "note: YAML 1.2 reads 'yes' as a string; write true or false\n"
+            "many_errors.yaml:18:10: error: 'results' must be a string, got integer 3\n"
+            "   18 | results: 3\n"
+            "      |          ^\n");
 }
 
 TEST(Messages, SpecErrorCountsTheProblems) {

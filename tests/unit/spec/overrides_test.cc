@@ -96,14 +96,13 @@ TEST(Overrides, EmptyValueIsNull) {
 }
 
 TEST(Overrides, FileProblemsComeFirstThenOverrides) {
-  EXPECT_EQ(
-      RenderFile("negative_batch.yaml", {"seed=-2", "model.name=resnet5"}),
-      "negative_batch.yaml:7:15: error: 'data.batch_size' must be >= 1, got -4\n"
-      "    7 |   batch_size: -4\n"
-      "      |               ^\n"
-      "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
-      "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-      "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript'; did you mean 'resnet50'?\n");
+  EXPECT_EQ(RenderFile("negative_batch.yaml", {"seed=-2", "model.name=resnet5"}),
+            "negative_batch.yaml:7:15: error: 'data.batch_size' must be >= 1, got -4\n"
+            "    7 |   batch_size: -4\n"
+            "      |               ^\n"
+            "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
+            "--set model.name=resnet5: error: unknown model 'resnet5'\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
 }
 
 TEST(Overrides, FixingAFileValueByOverride) {
@@ -120,7 +119,8 @@ TEST(Overrides, MissingKeyInAMappingMadeByAnOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"model={num_classes: 10}"}),
             "--set model={num_classes: 10}: error: missing required key 'name' in 'model'\n"
             "note: 'name': one of the built-in models (gpt: a decoder-only transformer over the token ids of text "
-            "data), or torchscript (a TorchScript file: 'path')\n");
+            "data), torchscript (a TorchScript file: 'path') or aoti (an AOTInductor package, .pt2, for task: infer on "
+            "LibTorch >= 2.6: 'path')\n");
 }
 
 }  // namespace

@@ -356,6 +356,33 @@ TEST_F(MergeTest, ARunningRunIsRefusedUnlessAllowedAndCompletedByALaterMerge) {
   EXPECT_EQ(Content(out), Content(live));
 }
 
+// The shard of a finished SLURM job array whose runx was SIGKILLed: its run stays `running` in
+// its store. With runners_ended it is merged as interrupted, with its trial; the input is unchanged.
+TEST_F(MergeTest, ARunLeftRunningByARunnerThatHasEndedIsMergedAsInterrupted) {
+  const std::string killed = PathOf("killed.db"), done = PathOf("done.db"), out = PathOf("out.db");
+  {
+    Store s = Store::Open(killed);
+    const int64_t exp = s.AddExperiment("e", "e.yaml", "name: e\n", "sha");
+    const int64_t run = s.BeginRun(Info(exp, "2026-12-01T10:00:00Z"));
+    s.RecordTrial(MakeTrial(run, 0, {"baseline", true, 0, "ok", "", 100, 10}));
+  }
+  FillExampleStore(done);
+  const auto before = Content(killed);
+  MergeOptions ended;
+  ended.runners_ended = true;
+  const MergeResult r = MergeStores(out, {done, killed}, ended);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].runs_ended, 0);
+  EXPECT_EQ(r.inputs[1].runs_ended, 1);
+  EXPECT_EQ(r.inputs[1].counts.trials_added, 1);
+  const std::string uid = One(killed, "SELECT uid FROM runs");
+  EXPECT_EQ(One(out, "SELECT status FROM runs WHERE uid = '" + uid + "'"), "interrupted");
+  EXPECT_NE(One(out, "SELECT coalesce(finished_at, '') FROM runs WHERE uid = '" + uid + "'"), "");
+  EXPECT_EQ(QueryReadOnly(out, "SELECT count(*) FROM runs WHERE status = 'running'").rows[0][0], Value(int64_t{0}));
+  EXPECT_EQ(Content(killed), before);  // the input itself still says running
+  EXPECT_EQ(One(killed, "SELECT status FROM runs"), "running");
+}
+
 TEST_F(MergeTest, AForcedRunReusesNothingThatCameWithItsMerge) {
   const std::string a = PathOf("a.db"), out = PathOf("out.db");
   FillExampleStore(out);

@@ -157,7 +157,7 @@ TEST_F(ResumeTest, RecordVariantStatsIsAtomic) {
               "cannot record the variant figures of run 1 in '" + path +
                   "': UNIQUE constraint failed: variant_stats.run_id, variant_stats.label");
   }
-  EXPECT_EQ(CountRows(path, "variant_stats WHERE label = 'baseline'"), 1);
+  EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 1 AND label = 'baseline'"), 1);
   try {
     store.RecordVariantStats(9, {{"bf16", false, 1, 1}});
     FAIL() << "expected StoreError";
@@ -165,7 +165,8 @@ TEST_F(ResumeTest, RecordVariantStatsIsAtomic) {
     EXPECT_EQ(std::string(e.what()), "cannot record the variant figures of run 9 in '" + path +
                                          "': FOREIGN KEY constraint failed");
   }
-  EXPECT_EQ(CountRows(path, "variant_stats"), 1);
+  EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 1"), 1);
+  EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 9"), 0);
 }
 
 TEST_F(ResumeTest, SpeedupsViewShowsTheVariantInterval) {

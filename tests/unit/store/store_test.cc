@@ -59,7 +59,7 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
                                    "metrics", "environment", "variant_stats", "run_trials",
                                    "claims"}));
   EXPECT_EQ(SchemaObjects(store.db(), "view"),
-            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary"}));
+            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary", "variant_changes"}));
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
 }
 

@@ -1,0 +1,85 @@
+#include "engine/device_slots.h"
+
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/nvml.h"
+
+namespace runx::engine {
+namespace {
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    out.push_back(part);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
+                                         const std::optional<std::string>& cuda_visible_devices) {
+  std::vector<std::string> visible;
+  if (cuda_visible_devices) {
+    for (const std::string& v : Split(*cuda_visible_devices))
+      if (!v.empty()) visible.push_back(v);
+  }
+  const int gpus = cuda_visible_devices ? static_cast<int>(visible.size()) : gpu_count;
+  std::vector<std::string> names;
+  if (text == "all") {
+    if (gpus <= 0)
+      throw DeviceSlotError(cuda_visible_devices
+                                ? "--devices all: CUDA_VISIBLE_DEVICES names no GPU"
+                                : "--devices all: no NVIDIA GPU found (NVML, from the NVIDIA driver, lists none); "
+                                  "name the devices instead, e.g. --devices cpu,cpu");
+    for (int i = 0; i < gpus; ++i) names.push_back(fmt::format("cuda:{}", i));
+  } else {
+    names = Split(text);
+  }
+  std::vector<DeviceSlot> slots;
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    DeviceSlot slot{name, {}};
+    if (name == "cpu" || name == "mps") {
+      if (name == "mps" && seen.count(name))
+        throw DeviceSlotError("--devices: 'mps' is given twice; a Mac has one MPS device");
+    } else if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
+               name.find_first_not_of("0123456789", 5) == std::string::npos) {
+      const int index = std::stoi(name.substr(5));
+      if (seen.count(name))
+        throw DeviceSlotError(fmt::format("--devices: '{}' is given twice; two trials on one GPU disturb each "
+                                          "other's timings (give each GPU once)", name));
+      if (gpus >= 0 && index >= gpus)
+        throw DeviceSlotError(fmt::format("--devices: '{}' does not exist: this machine has {} GPU{} ({})", name, gpus,
+                                          gpus == 1 ? "" : "s",
+                                          cuda_visible_devices ? "CUDA_VISIBLE_DEVICES" : "NVML's count"));
+      slot.env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices ? visible[index] : std::to_string(index);
+    } else {
+      throw DeviceSlotError(fmt::format("--devices: '{}' is not a device; expected cuda:N, cpu or mps, comma-separated "
+                                        "(e.g. --devices cuda:0,cuda:1), or all",
+                                        name));
+    }
+    seen.insert(name);
+    slots.push_back(std::move(slot));
+  }
+  return slots;
+}
+
+std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const auto nvml = ReadNvml();
+  // Without NVML the GPU count is unknown (-1): cuda:N is not checked here; the trial's child says.
+  const int gpus = nvml ? static_cast<int>(nvml->gpus.size()) : -1;
+  return ParseDeviceSlots(text, gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
+}
+
+}  // namespace runx::engine

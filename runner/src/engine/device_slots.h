@@ -1,0 +1,35 @@
+#pragma once
+// `runx --devices`: the devices a sweep runs trials on at the same time, one trial per device.
+// Torch-free: the parent names GPUs through CUDA_VISIBLE_DEVICES and NVML, never a CUDA context.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace runx::engine {
+
+/// One place a trial runs: its name as recorded (`cuda:1`, `cpu`) and what pins the trial's child
+/// process to it (CUDA_VISIBLE_DEVICES for a GPU: the child sees it as its only GPU, cuda:0).
+struct DeviceSlot {
+  std::string name;
+  std::map<std::string, std::string> env;
+};
+
+class DeviceSlotError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Parses --devices: a comma-separated list of `cuda:N` (each GPU once), `cpu` (repeatable: the
+/// trials then share the CPU's cores) and `mps`, or `all` (every GPU: `gpu_count`, NVML's count,
+/// or the entries of `cuda_visible_devices` when that is set). `cuda_visible_devices` (the
+/// parent's CUDA_VISIBLE_DEVICES, nullopt when unset) maps `cuda:N` to the N-th visible GPU, as
+/// CUDA numbers them. Throws DeviceSlotError with a hint on anything else.
+std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
+                                         const std::optional<std::string>& cuda_visible_devices);
+
+/// ParseDeviceSlots with this machine's GPU count (NVML) and CUDA_VISIBLE_DEVICES.
+std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text);
+
+}  // namespace runx::engine

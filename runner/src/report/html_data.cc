@@ -1,0 +1,194 @@
+#include "report/html_data.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "store/run_series.h"
+
+namespace runx::report {
+namespace {
+
+// The ok trials of each variant (rows[i].label), in repeat order (then id), as Summarize takes them.
+std::vector<std::vector<const store::RunTrial*>> OkTrials(const std::vector<VariantRow>& rows,
+                                                          const std::vector<store::RunTrial>& trials) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < rows.size(); ++i) index.emplace(rows[i].label, i);
+  std::vector<std::vector<const store::RunTrial*>> out(rows.size());
+  for (const store::RunTrial& t : trials) {
+    if (t.status == TrialStatus::kOk) out[index.at(t.label)].push_back(&t);
+  }
+  for (auto& v : out) {
+    std::stable_sort(v.begin(), v.end(), [](const store::RunTrial* a, const store::RunTrial* b) {
+      return std::tie(a->repeat_index, a->trial_id) < std::tie(b->repeat_index, b->trial_id);
+    });
+  }
+  return out;
+}
+
+void AddSteps(RunReport& r, const VariantRow& row, const std::vector<const store::RunTrial*>& ok, int max_points) {
+  std::vector<StepPoint> all;
+  for (const store::RunTrial* t : ok) {
+    for (const auto& [wall_ms, samples] : t->measured_steps) all.push_back({row.label, t->repeat_index, wall_ms});
+  }
+  if (all.empty() || !row.step_ms_median) return;
+  std::vector<double> ms;
+  for (const StepPoint& p : all) ms.push_back(p.ms);
+  StepBox box;
+  box.label = row.label;
+  box.p10 = *row.step_ms_p10;
+  box.q1 = Percentile(ms, 0.25);
+  box.median = *row.step_ms_median;
+  box.q3 = Percentile(ms, 0.75);
+  box.p90 = *row.step_ms_p90;
+  box.steps = static_cast<int>(all.size());
+  const size_t cap = static_cast<size_t>(std::max(1, max_points));
+  box.stride = static_cast<int>((all.size() + cap - 1) / cap);
+  for (size_t i = 0; i < all.size(); i += static_cast<size_t>(box.stride)) r.step_points.push_back(all[i]);
+  box.shown = static_cast<int>((all.size() + static_cast<size_t>(box.stride) - 1) / static_cast<size_t>(box.stride));
+  r.step_boxes.push_back(box);
+}
+
+// Median loss per step over the variant's ok repeats.
+std::map<int64_t, std::pair<double, int>> MedianLoss(const std::vector<const store::RunTrial*>& ok,
+                                                     const std::map<int64_t, std::vector<store::LossPoint>>& curves) {
+  std::map<int64_t, std::vector<double>> by_step;
+  for (const store::RunTrial* t : ok) {
+    const auto it = curves.find(t->trial_id);
+    if (it == curves.end()) continue;
+    for (const store::LossPoint& p : it->second) {
+      if (std::isfinite(p.loss)) by_step[p.position].push_back(p.loss);
+    }
+  }
+  std::map<int64_t, std::pair<double, int>> out;
+  for (auto& [step, losses] : by_step) {
+    const int n = static_cast<int>(losses.size());
+    out[step] = {Median(std::move(losses)), n};
+  }
+  return out;
+}
+
+void AddLoss(store::Store& store, RunReport& r, const std::vector<std::vector<const store::RunTrial*>>& ok) {
+  const auto curves = store::ReadLossCurves(store, r.run.id);
+  std::vector<std::map<int64_t, std::pair<double, int>>> medians;
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    medians.push_back(MedianLoss(ok[i], curves));
+    for (const auto& [step, m] : medians.back()) r.loss.push_back({r.variants[i].label, step, m.first, m.second});
+  }
+  const auto base = std::find_if(r.variants.begin(), r.variants.end(), [](const VariantRow& v) { return v.is_baseline; });
+  if (base == r.variants.end()) return;
+  const auto& b = medians[static_cast<size_t>(base - r.variants.begin())];
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    if (r.variants[i].is_baseline) continue;
+    for (const auto& [step, m] : medians[i]) {
+      const auto it = b.find(step);
+      if (it != b.end()) r.drift.push_back({r.variants[i].label, step, m.first - it->second.first});
+    }
+  }
+}
+
+void AddMemory(store::Store& store, RunReport& r, const std::vector<std::vector<const store::RunTrial*>>& ok) {
+  const auto reserved = store::ReadSummaryMetrics(store, r.run.id, {"reserved_mem_bytes"});
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantRow& row = r.variants[i];
+    if (row.peak_mem_bytes) r.memory.push_back({row.label, "peak_mem_bytes", static_cast<double>(*row.peak_mem_bytes)});
+    std::optional<double> most;
+    for (const store::RunTrial* t : ok[i]) {
+      const auto it = reserved.find(t->trial_id);
+      if (it == reserved.end()) continue;
+      const double bytes = it->second.at("reserved_mem_bytes");
+      most = std::max(most.value_or(bytes), bytes);
+    }
+    if (most) r.memory.push_back({row.label, "reserved_mem_bytes", *most});
+  }
+}
+
+void AddFrontier(store::Store& store, RunReport& r, const std::vector<store::RunTrial>& trials) {
+  std::map<int64_t, const store::RunTrial*> by_id;
+  for (const store::RunTrial& t : trials) by_id[t.trial_id] = &t;
+  // trial -> probe -> name -> value
+  std::map<int64_t, std::map<int64_t, std::map<std::string, double>>> probes;
+  for (const store::StepMetric& m : store::ReadStepMetrics(store, r.run.id, "auto_batch.")) {
+    probes[m.trial_id][m.step][m.name] = m.value;
+  }
+  const auto chosen = store::ReadSummaryMetrics(store, r.run.id, {"auto_batch.chosen"});
+  for (const store::RunTrial& t : trials) {  // in the run's order
+    const auto it = probes.find(t.trial_id);
+    if (it == probes.end()) continue;
+    for (const auto& [probe, values] : it->second) {
+      const auto batch = values.find("auto_batch.batch");
+      if (batch == values.end()) continue;
+      FrontierProbe p;
+      p.label = t.label;
+      p.trial_id = t.trial_id;
+      p.repeat = t.repeat_index;
+      p.probe = probe;
+      p.batch = batch->second;
+      p.fits = values.count("auto_batch.fits") && values.at("auto_batch.fits") != 0;
+      const auto get = [&](const char* name) -> std::optional<double> {
+        const auto v = values.find(name);
+        return p.fits && v != values.end() ? std::optional<double>(v->second) : std::nullopt;
+      };
+      p.step_ms = get("auto_batch.step_ms");
+      p.samples_per_s = get("auto_batch.samples_per_s");
+      p.peak_bytes = get("auto_batch.peak_bytes");
+      r.probes.push_back(p);
+    }
+    const auto c = chosen.find(t.trial_id);
+    if (c != chosen.end()) r.chosen.push_back({t.label, t.trial_id, t.repeat_index, c->second.at("auto_batch.chosen")});
+  }
+}
+
+}  // namespace
+
+uint64_t ReportSeed(const store::RunOverview& run) {
+  const auto it = run.environment.find("plan.order_seed");
+  if (it == run.environment.end() || it->second.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || it->second[0] == '-') return 0;
+  return static_cast<uint64_t>(v);
+}
+
+RunReport BuildRunReport(store::Store& store, int64_t run_id, const HtmlOptions& options) {
+  RunReport r;
+  r.run = store::ReadRunOverview(store, run_id);
+  r.seed = ReportSeed(r.run);
+  const std::vector<store::RunTrial> trials = store.ReadRunTrials(run_id);
+  r.variants = Summarize(trials, r.seed, options.resamples);
+  const auto ok = OkTrials(r.variants, trials);
+  for (size_t i = 0; i < r.variants.size(); ++i) AddSteps(r, r.variants[i], ok[i], options.max_points);
+  AddLoss(store, r, ok);
+  AddMemory(store, r, ok);
+  AddFrontier(store, r, trials);
+  return r;
+}
+
+HtmlReport BuildHtmlReport(store::Store& store, const std::vector<int64_t>& run_ids, const HtmlOptions& options) {
+  HtmlReport report;
+  report.options = options;
+  std::set<int64_t> seen;
+  for (const int64_t id : run_ids) {
+    if (seen.insert(id).second) report.runs.push_back(BuildRunReport(store, id, options));
+  }
+  CompareOptions compare;
+  compare.threshold = options.threshold;
+  compare.resamples = options.resamples;
+  std::set<std::string> experiments;
+  for (const RunReport& r : report.runs) {
+    if (!experiments.insert(r.run.experiment).second) continue;
+    const int limit = std::max(0, options.history_runs);
+    // One run more than shown: the oldest shown is compared with the run before it.
+    const std::vector<int64_t> ids = store::ListRuns(store, r.run.experiment, limit > 0 ? limit + 1 : 0);
+    const size_t shown = limit > 0 ? static_cast<size_t>(limit) : ids.size();
+    report.histories.push_back({r.run.experiment, options.threshold, BuildHistory(store, ids, shown, compare)});
+  }
+  return report;
+}
+
+}  // namespace runx::report

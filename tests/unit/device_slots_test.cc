@@ -1,0 +1,58 @@
+// --devices parsed into device slots (engine/device_slots.h): names, pinning, refusals.
+#include "engine/device_slots.h"
+
+#include <gtest/gtest.h>
+
+namespace runx::engine {
+namespace {
+
+TEST(DeviceSlots, EachGpuIsPinnedThroughCudaVisibleDevices) {
+  const auto slots = ParseDeviceSlots("cuda:0, cuda:2", 4, std::nullopt);
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[0].name, "cuda:0");
+  EXPECT_EQ(slots[0].env.at("CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(slots[1].name, "cuda:2");
+  EXPECT_EQ(slots[1].env.at("CUDA_VISIBLE_DEVICES"), "2");
+}
+
+TEST(DeviceSlots, AllMeansEveryGpuAndFollowsCudaVisibleDevices) {
+  EXPECT_EQ(ParseDeviceSlots("all", 3, std::nullopt).size(), 3u);
+  // The parent sees GPUs 5 and 7 as cuda:0 and cuda:1: their children are pinned to 5 and 7.
+  const auto slots = ParseDeviceSlots("all", 8, std::string("5,7"));
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[1].name, "cuda:1");
+  EXPECT_EQ(slots[1].env.at("CUDA_VISIBLE_DEVICES"), "7");
+  EXPECT_EQ(ParseDeviceSlots("cuda:0", 8, std::string("GPU-1234")).at(0).env.at("CUDA_VISIBLE_DEVICES"), "GPU-1234");
+}
+
+TEST(DeviceSlots, CpuSlotsRepeatAndPinNothing) {
+  const auto slots = ParseDeviceSlots("cpu,cpu", 0, std::nullopt);
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[0].name, "cpu");
+  EXPECT_TRUE(slots[0].env.empty());
+}
+
+TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
+  const auto message = [](const std::string& text, int gpus) {
+    try {
+      ParseDeviceSlots(text, gpus, std::nullopt);
+    } catch (const DeviceSlotError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("cuda:0,cuda:0", 2),
+            "--devices: 'cuda:0' is given twice; two trials on one GPU disturb each other's timings (give each GPU once)");
+  EXPECT_EQ(message("cuda:3", 2), "--devices: 'cuda:3' does not exist: this machine has 2 GPUs (NVML's count)");
+  EXPECT_EQ(message("gpu0", 2),
+            "--devices: 'gpu0' is not a device; expected cuda:N, cpu or mps, comma-separated (e.g. --devices "
+            "cuda:0,cuda:1), or all");
+  EXPECT_EQ(message("cuda:0,", 2).find("'' is not a device"), 11u);
+  EXPECT_NE(message("all", 0).find("no NVIDIA GPU found"), std::string::npos);
+  EXPECT_EQ(message("mps,mps", 0), "--devices: 'mps' is given twice; a Mac has one MPS device");
+  // Without NVML (-1) the GPU count is unknown: cuda:N is left to the trial.
+  EXPECT_EQ(ParseDeviceSlots("cuda:5", -1, std::nullopt).at(0).env.at("CUDA_VISIBLE_DEVICES"), "5");
+}
+
+}  // namespace
+}  // namespace runx::engine

@@ -1,0 +1,100 @@
+// What sbatch, sacct and squeue print, as runx submit reads it (texts as SLURM 22.05 writes them),
+// and running a command for real.
+#include <gtest/gtest.h>
+
+#include "slurm/process.h"
+#include "slurm/queue.h"
+
+namespace runx::slurm {
+namespace {
+
+TEST(SlurmQueue, ParseJobId) {
+  EXPECT_EQ(ParseJobId("4711\n"), "4711");
+  EXPECT_EQ(ParseJobId("4711;cluster2\n"), "4711");  // --parsable on a federation
+  EXPECT_EQ(ParseJobId("\n  4711  \n"), "4711");
+  EXPECT_EQ(ParseJobId(""), std::nullopt);
+  EXPECT_EQ(ParseJobId("Submitted batch job 4711\n"), std::nullopt);  // not --parsable
+}
+
+TEST(SlurmQueue, ExpandJobId) {
+  EXPECT_EQ(ExpandJobId("12"), (std::vector<std::string>{"12"}));
+  EXPECT_EQ(ExpandJobId("12_3"), (std::vector<std::string>{"12_3"}));
+  EXPECT_EQ(ExpandJobId("12_[2-4%2]"), (std::vector<std::string>{"12_2", "12_3", "12_4"}));
+  EXPECT_EQ(ExpandJobId("12_[0,3-4]"), (std::vector<std::string>{"12_0", "12_3", "12_4"}));
+  EXPECT_EQ(ExpandJobId("12_[x]"), (std::vector<std::string>{"12_[x]"}));  // not understood: kept
+}
+
+TEST(SlurmQueue, ParseSacct) {
+  const JobStates s = ParseSacct(
+      "12_0|COMPLETED|0:0\n"
+      "12_1|FAILED|3:0\n"
+      "12_[2-3%2]|PENDING|0:0\n"
+      "13|CANCELLED by 0|0:15\n");
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s.at("12_0").state, "COMPLETED");
+  EXPECT_EQ(s.at("12_1").state, "FAILED");
+  EXPECT_EQ(s.at("12_1").exit_code, "3:0");
+  EXPECT_EQ(s.at("12_2").state, "PENDING");
+  EXPECT_EQ(s.at("12_3").state, "PENDING");
+  EXPECT_EQ(s.at("13").state, "CANCELLED");
+  EXPECT_EQ(s.at("13").exit_code, "0:15");
+}
+
+TEST(SlurmQueue, ParseSqueue) {
+  const JobStates s = ParseSqueue(
+      "12_1|RUNNING|None\n"
+      "12_0|COMPLETED|None\n"
+      "12_[2-3%2]|PENDING|JobArrayTaskLimit\n"
+      "13|PENDING|Dependency\n");
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s.at("12_1").state, "RUNNING");
+  EXPECT_EQ(s.at("12_1").reason, "");
+  EXPECT_EQ(s.at("12_3").reason, "JobArrayTaskLimit");
+  EXPECT_EQ(s.at("13").reason, "Dependency");
+  EXPECT_TRUE(ParseSqueue("").empty());
+}
+
+TEST(SlurmQueue, FinalStates) {
+  for (const char* s : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"})
+    EXPECT_TRUE(IsFinal(s)) << s;
+  for (const char* s : {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", ""})
+    EXPECT_FALSE(IsFinal(s)) << s;
+}
+
+TEST(SlurmProcess, RunsACommandAndKeepsBothStreams) {
+  const auto r = RunProcess({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(SlurmProcess, ArgumentsReachTheProgramAsTheyAre) {
+  const auto r = RunProcess({"printf", "[%s]", "a b", "$HOME", "'"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "[a b][$HOME][']");
+}
+
+// Much output on both streams at once: read together, neither pipe fills and stalls the child.
+TEST(SlurmProcess, ManyLinesOnBothStreams) {
+  const auto r =
+      RunProcess({"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 20000);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 20000);
+}
+
+TEST(SlurmProcess, AProgramThatIsNotThere) {
+  const auto r = RunProcess({"runx-no-such-program-xyz"});
+  EXPECT_FALSE(r.started);
+  EXPECT_EQ(r.error, "not found on PATH");
+}
+
+TEST(SlurmProcess, FirstLine) {
+  EXPECT_EQ(FirstLine("\n  \nsbatch: error: Invalid partition name specified  \nmore\n"),
+            "sbatch: error: Invalid partition name specified");
+  EXPECT_EQ(FirstLine(" \n"), "");
+}
+
+}  // namespace
+}  // namespace runx::slurm
