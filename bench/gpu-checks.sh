@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
-#   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/dataset-fashion-mnist_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti tests
+#   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/{dataset-fashion-mnist,fortunes}_*.deb .device/debs/
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt tests
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
 set -uo pipefail
@@ -11,6 +11,15 @@ R=./build-device/runx
 DB="$OUT/gpu.db"
 section() { echo; echo "=== $1 ($(date +%T))"; }
 log() { local name=$1; shift; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "[$name rc=$rc]"; tail -n "${TAIL:-30}" "$OUT/$name.log"; }
+
+install_fortunes() {  # the text the gpt benchmarks read: the installed package, else its .deb from .device/debs
+  FORTUNES=/usr/share/games/fortunes
+  if [ ! -d "$FORTUNES" ] && ls .device/debs/fortunes_*.deb >/dev/null 2>&1; then
+    mkdir -p /tmp/fortunes && dpkg -x .device/debs/fortunes_*.deb /tmp/fortunes &&
+      mkdir -p /usr/share/games && ln -sfn /tmp/fortunes/usr/share/games/fortunes "$FORTUNES" ||
+      echo "fortunes could not be installed: the text tests will skip"
+  fi
+}
 
 for what in "$@"; do
   case $what in
@@ -129,8 +138,23 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
           "${extra[@]}" --package "$P/$name.pt2" --configs "${AOTI_PEER_CONFIGS:-eager,compile,compile-ro}"
       done
       ;;
+    gpt)  # the language model on real text: runx's bf16 x fused AdamW x CUDA graphs against PyTorch eager and compile
+      section gpt; source build-device/env.sh; install_fortunes
+      log gpt-runx $R experiments/gpt-text-gpu.yaml --db "$DB" --force --set data.path="$FORTUNES" \
+        --set repeats="${GPT_REPEATS:-2}" --export-markdown "$OUT/gpt-runx.md"
+      log gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" \
+        --configs "${GPT_PEER_CONFIGS:-fp32,fp32+fused,bf16,bf16+fused,bf16+fused+compile,bf16+fused+compile-ro}"
+      log gpt-techniques $R bench/gpt-techniques.yaml --db "$DB" --force --set data.path="$FORTUNES"
+      $R query --db "$DB" "SELECT t.label, t.status, t.error FROM trials t WHERE t.run_id = (SELECT max(id) FROM runs)" \
+        > "$OUT/gpt-techniques-status.log" 2>&1
+      $R query --db "$DB" "SELECT t.label, m.name, round(m.value, 4) AS value FROM metrics m JOIN trials t ON t.id = m.trial_id
+        WHERE t.run_id = (SELECT max(id) FROM runs) AND m.step IS NULL AND (m.name LIKE 'amp.%' OR m.name LIKE 'auto_batch.%'
+        OR m.name LIKE 'anomaly.%' OR m.name LIKE 'cuda_graphs.%' OR m.name IN ('val_loss', 'tokens_per_s'))" \
+        > "$OUT/gpt-techniques-metrics.log" 2>&1
+      cat "$OUT/gpt-techniques-status.log" "$OUT/gpt-techniques-metrics.log"
+      ;;
     tests)
-      section tests; source build-device/env.sh
+      section tests; source build-device/env.sh; install_fortunes
       if [ ! -d /usr/share/datasets/fashion-mnist ] && ls .device/debs/dataset-fashion-mnist_*.deb >/dev/null 2>&1; then
         mkdir -p /tmp/fmnist && dpkg -x .device/debs/dataset-fashion-mnist_*.deb /tmp/fmnist &&
           mkdir -p /usr/share/datasets && ln -sfn /tmp/fmnist/usr/share/datasets/fashion-mnist /usr/share/datasets/fashion-mnist ||

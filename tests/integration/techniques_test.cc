@@ -1,4 +1,4 @@
-// The technique plugins determinism, anomaly and fused_optimizer in the real runx binary, read
+// The technique plugins determinism, anomaly, fused_optimizer and profile in the real runx binary, read
 // back from the real store: each must change what the trial records.
 #include <cmath>
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../remove_tree.h"
 #include "run_util.h"
@@ -152,6 +153,45 @@ TEST_F(Techniques, FusedOptimizerTrainsLikeTheBuiltInOptimizer) {
   ASSERT_EQ(reference.size(), 12u);
   for (size_t i = 0; i < mine.size(); ++i) EXPECT_NEAR(mine[i], reference[i], 1e-5 * std::abs(reference[i])) << i;
   EXPECT_LT(mine.back(), mine.front());  // it trains
+}
+
+}  // namespace
+
+namespace {
+
+// profile wraps LibTorch's profiler around steps 1-2 (warm-up is 2 steps here, so the last two
+// would be 0-1; `start` moves it) and records what ran: on the CPU the ops, each with its time.
+// The MLP's linear layers must be among them, and the trace must be a Chrome trace of those steps.
+TEST_F(Techniques, ProfileRecordsTheOpsOfTheProfiledSteps) {
+  Run("profiled.yaml", "  profile: {steps: 2, start: 1, top: 50}\n");
+  EXPECT_EQ(Trial(1, "status"), "ok");
+  EXPECT_EQ(Metric(1, "profile.steps"), 2);
+  EXPECT_GT(Metric(1, "profile.ops_per_step"), 10);  // forward, backward and update of a 2-layer MLP
+  EXPECT_GT(Metric(1, "profile.wall_ms_per_step"), 0);
+  EXPECT_EQ(Env(1, "profile.top_of"), "CPU ops (inclusive time: nested ops count in each)");
+  const auto top = nlohmann::json::parse(Env(1, "profile.top"));
+  ASSERT_FALSE(top.empty());
+  bool linear = false;
+  for (const auto& op : top) {
+    linear = linear || op["name"] == "aten::addmm" || op["name"] == "aten::linear";
+    EXPECT_GT(op["calls_per_step"].get<double>(), 0) << op.dump();
+  }
+  EXPECT_TRUE(linear) << top.dump();
+  EXPECT_EQ(nlohmann::json::parse(Env(1, "technique.profile"))["start"], 1);
+  const std::string trace = Env(1, "profile.trace");
+  ASSERT_TRUE(fs::exists(trace)) << trace;
+  std::ifstream in(trace);
+  const auto chrome = nlohmann::json::parse(in);
+  ASSERT_TRUE(chrome.contains("traceEvents"));
+  EXPECT_GT(chrome["traceEvents"].size(), 10u);
+}
+
+// Without `start`, the profiled steps are the last warm-up steps: no measured step pays for it.
+TEST_F(Techniques, ProfileDefaultsToTheLastWarmupSteps) {
+  Run("profiled_default.yaml", "  profile: {steps: 2, trace: false}\n");
+  EXPECT_EQ(nlohmann::json::parse(Env(1, "technique.profile"))["start"], 0);  // warm-up steps 0 and 1
+  EXPECT_EQ(Env(1, "profile.trace"), "");
+  EXPECT_EQ(Metric(1, "profile.steps"), 2);
 }
 
 }  // namespace
