@@ -52,39 +52,29 @@ class TextRuns : public ::testing::Test {
   std::string db_;
 };
 
+// experiments/gpt-text.yaml as a user runs it: the CPU size must learn the text, on 2 cores in
+// about a minute, well beyond what byte frequencies alone give.
 TEST_F(TextRuns, GptLearnsTheFortunes) {
   if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
-  const auto yaml = Write("gpt.yaml",
-                          "name: gpt-fortunes-test\n"
-                          "device: cpu\n"
-                          "seed: 1\n"
-                          "model: {name: gpt, n_layer: 2, n_head: 2, d_model: 32}\n"
-                          "data: {source: text, path: " +
-                              std::string(kFortunes) +
-                              ", seq_len: 32, batch_size: 16, val_fraction: 0.01}\n"
-                              "train:\n"
-                              "  optimizer: {name: adamw, lr: 0.003, weight_decay: 0.0}\n"
-                              "  warmup_steps: 2\n"
-                              "  steps: 38\n");
-  const auto run = Runx(yaml + " --db " + db_ + " -q");
+  const auto run = Runx(RUNX_SOURCE_DIR "/experiments/gpt-text.yaml --db " + db_ + " -q");
   ASSERT_EQ(run.status, 0) << run.out;
 
   const auto trial = Query("SELECT status, error, final_loss, accuracy FROM trial_summary");
   ASSERT_EQ(trial.size(), 1u) << trial.dump();
   ASSERT_EQ(trial[0]["status"], "ok") << trial.dump();
 
-  // The loss goes down: the mean of the last 8 steps at least 1.0 nat below the first 8 (an
-  // untrained model starts at about ln 256 = 5.55; the text's byte frequencies alone give 3.32).
+  // The loss goes down: the mean of the last 8 steps at least 1.5 nats below the first 8 (an
+  // untrained model starts at about ln 256 = 5.55).
   const auto steps = Query("SELECT loss FROM steps ORDER BY phase = 'measure', step");
-  ASSERT_EQ(steps.size(), 40u);
+  ASSERT_GT(steps.size(), 16u);
   double first = 0, last = 0;
   for (int i = 0; i < 8; ++i) {
     first += steps[i]["loss"].get<double>() / 8;
     last += steps[steps.size() - 1 - i]["loss"].get<double>() / 8;
   }
-  std::printf("gpt on fortunes: loss of the first 8 steps %.3f, of the last 8 %.3f\n", first, last);
+  std::printf("gpt-text: %zu steps, loss of the first 8 %.3f, of the last 8 %.3f\n", steps.size(), first, last);
   EXPECT_NEAR(steps[0]["loss"].get<double>(), std::log(256.0), 0.3);
-  EXPECT_LT(last, first - 1.0);
+  EXPECT_LT(last, first - 1.5);
 
   // tokens/s, validation loss and perplexity, like every other metric.
   const auto m = Query("SELECT name, value, unit FROM metrics WHERE step IS NULL ORDER BY name");
@@ -94,21 +84,27 @@ TEST_F(TextRuns, GptLearnsTheFortunes) {
     metric[row["name"]] = row["value"].is_null() ? std::nan("") : row["value"].get<double>();
     unit[row["name"]] = row["unit"].is_null() ? "" : row["unit"].get<std::string>();
   }
-  for (const char* name : {"tokens_per_s", "samples_per_s", "val_loss", "perplexity", "accuracy"})
+  for (const char* name : {"tokens_per_s", "samples_per_s", "val_loss", "perplexity", "accuracy", "measured_s"})
     ASSERT_TRUE(metric.count(name)) << name << " missing from " << m.dump();
-  std::printf("gpt on fortunes: %.0f tokens/s, val_loss %.3f, perplexity %.2f, next-token accuracy %.3f\n",
-              metric["tokens_per_s"], metric["val_loss"], metric["perplexity"], metric["accuracy"]);
-  EXPECT_NEAR(metric["tokens_per_s"], metric["samples_per_s"] * 32, 1e-6 * metric["tokens_per_s"]);
-  EXPECT_EQ(unit["tokens_per_s"], "tokens/s");
-  // The held-out text (the last 1%: mostly the shouted Zippy quotes) a nat below uniform bytes.
-  EXPECT_LT(metric["val_loss"], std::log(256.0) - 1.0);
-  EXPECT_NEAR(metric["perplexity"], std::exp(metric["val_loss"]), 1e-9 * metric["perplexity"]);
-  EXPECT_GT(metric["accuracy"], 1.0 / 256);
 
-  // What the trial read: the pack in the cache folder, and the text's files by content.
+  // What the trial read: the pack in the cache folder, the text's files by content, and the loss of
+  // the model that knows only byte frequencies on the same held-out text.
   const auto env = Query("SELECT key, value FROM environment WHERE key LIKE 'data.%' ORDER BY key");
   std::map<std::string, std::string> facts;
   for (const auto& row : env) facts[row["key"]] = row["value"];
+  const double unigram = std::stod(facts["data.unigram_loss"]);
+  std::printf("gpt-text: %.0f tokens/s, %.1f s measured, val_loss %.3f (byte frequencies alone: %.3f), perplexity "
+              "%.2f, next-token accuracy %.3f\n",
+              metric["tokens_per_s"], metric["measured_s"], metric["val_loss"], unigram, metric["perplexity"],
+              metric["accuracy"]);
+  EXPECT_EQ(unit["tokens_per_s"], "tokens/s");
+  EXPECT_NEAR(metric["tokens_per_s"], metric["samples_per_s"] * 64, 1e-6 * metric["tokens_per_s"]);  // seq_len 64
+  // English bytes: frequencies alone give about 3.3 nats; the model learned far more than that.
+  EXPECT_GT(unigram, 3.0);
+  EXPECT_LT(unigram, 3.6);
+  EXPECT_LT(metric["val_loss"], unigram - 0.4);
+  EXPECT_NEAR(metric["perplexity"], std::exp(metric["val_loss"]), 1e-9 * metric["perplexity"]);
+  EXPECT_GT(metric["accuracy"], 0.2);
   EXPECT_EQ(facts["data.tokenizer"], "bytes");
   EXPECT_EQ(facts["data.vocab_size"], "256");
   EXPECT_EQ(fs::path(facts["data.pack"]).parent_path(), dir_ / "cache" / "text");
@@ -142,10 +138,13 @@ TEST_F(TextRuns, TextThatCannotBeReadIsALocatedError) {
   EXPECT_FALSE(fs::exists(db_));  // nothing ran
 }
 
-TEST_F(TextRuns, TheExperimentFileIsValid) {
+TEST_F(TextRuns, TheGpuExperimentFileIsValid) {
   if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
-  const auto r = Runx("validate " RUNX_SOURCE_DIR "/experiments/gpt-fortunes.yaml");
-  EXPECT_EQ(r.status, 0) << r.out;
+  // The GPU experiment and the technique check of docs/benchmarks.md (their trials need CUDA).
+  for (const char* file : {RUNX_SOURCE_DIR "/experiments/gpt-text-gpu.yaml", RUNX_SOURCE_DIR "/bench/gpt-techniques.yaml"}) {
+    const auto r = Runx(std::string("validate ") + file);
+    EXPECT_EQ(r.status, 0) << file << ": " << r.out;
+  }
 }
 
 }  // namespace

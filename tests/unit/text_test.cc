@@ -193,6 +193,26 @@ TEST_F(Text, TheValidationSplitIsTheTextsEndAndDisjoint) {
   EXPECT_FALSE(Open(Config(Write("b.txt", text), 8, {{"val_fraction", 0}}))->EvalSet().has_value());
 }
 
+// data.unigram_loss: the validation tokens' cross entropy under the training split's byte
+// frequencies, each count plus one, worked out by hand.
+TEST_F(Text, TheUnigramLossIsTheFrequencyModelsLossOnTheValidationSplit) {
+  std::string text;
+  for (int i = 0; i < 25; ++i) text += "aaab";  // 100 bytes: val_fraction 0.2 -> the last 20 are held out
+  const auto fact = [](const TextSource& src) {
+    for (const auto& [key, value] : src.Facts())
+      if (key == "data.unigram_loss") return std::stod(value);
+    return std::nan("");
+  };
+  // Training: 60 'a', 20 'b' of 80; plus one each over 256 ids: p(a) = 61/336, p(b) = 21/336.
+  // Validation: 15 'a', 5 'b'.
+  const double want = -(15 * std::log(61.0 / 336) + 5 * std::log(21.0 / 336)) / 20;
+  EXPECT_NEAR(fact(*Open(Config(Write("a.txt", text), 4, {{"val_fraction", 0.2}}))), want, 1e-4);
+  // Without a validation split: the training split's entropy under the same smoothed frequencies.
+  const double p_a = 76.0 / 356, p_b = 26.0 / 356, p_other = 1.0 / 356;
+  const double entropy = -(p_a * std::log(p_a) + p_b * std::log(p_b) + 254 * p_other * std::log(p_other));
+  EXPECT_NEAR(fact(*Open(Config(Write("b.txt", text), 4, {{"val_fraction", 0}}))), entropy, 1e-4);
+}
+
 TEST_F(Text, PackedOnceThenMapped) {
   const auto path = Write("a.txt", std::string(5000, 'x') + "the end\n");
   const auto first = Open(Config(path, 16));

@@ -20,6 +20,20 @@ std::pair<torch::Tensor, torch::Tensor> Blocks(const torch::Tensor& tokens, int6
   return {tokens.narrow(0, start, n).view({blocks, seq_len}), tokens.narrow(0, start + 1, n).view({blocks, seq_len})};
 }
 
+/// The loss, in nats per token, of the model that knows only how often each token occurs: the
+/// validation split's tokens predicted from the training split's token frequencies (each count
+/// plus one, so that a token the training split lacks costs a finite amount), or the training
+/// split's entropy when there is no validation split. A language model that learned anything
+/// beyond frequencies goes below it.
+double UnigramLoss(const torch::Tensor& tokens, const spec::TokenSplit& split, int64_t vocab_size) {
+  const auto train = tokens.narrow(0, 0, split.train).to(torch::kLong);
+  const auto counts = torch::bincount(train, /*weights=*/{}, vocab_size).to(torch::kDouble) + 1.0;
+  const auto log_p = (counts / counts.sum()).log();
+  if (split.val == 0) return -(log_p.exp() * log_p).sum().item<double>();
+  const auto val = tokens.narrow(0, split.train, split.val).to(torch::kLong);
+  return -log_p.index_select(0, val).mean().item<double>();
+}
+
 }  // namespace
 
 TextSource::TextSource(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
@@ -108,7 +122,9 @@ std::vector<std::pair<std::string, std::string>> TextSource::Facts() const {
                                                          {"data.train_tokens", std::to_string(split_.train)},
                                                          {"data.val_tokens", std::to_string(split_.val)},
                                                          {"data.train_blocks", std::to_string(train_blocks_)},
-                                                         {"data.val_blocks", std::to_string(val_blocks_)}};
+                                                         {"data.val_blocks", std::to_string(val_blocks_)},
+                                                         {"data.unigram_loss",
+                                                          fmt::format("{:.4f}", UnigramLoss(tokens_, split_, pack_.vocab_size))}};
   if (pack_.tokenizer == Tokenizer::kChars) {
     nlohmann::json vocab = nlohmann::json::array();  // id -> its character
     for (int64_t id = 0; id < pack_.vocab_size; ++id)
