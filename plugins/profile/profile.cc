@@ -8,8 +8,10 @@
 // observers cost), which is why its figures are kernel times, never the step times.
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -95,7 +97,11 @@ class Profile : public runx::Technique {
     Summarize(*result, wall_us, trial);
     if (trace_) {
       const std::string path = trial.artifact_dir() + "/trace.json";
-      result->save(path);
+      try {
+        result->save(path);
+      } catch (const c10::Error&) {  // a LibTorch built without Kineto (Debian's 1.13) cannot save
+        SaveEvents(*result, path);
+      }
       trial.record("profile.trace", path);
     }
   }
@@ -160,6 +166,24 @@ class Profile : public runx::Technique {
       for (const auto& [name, t] : ops) calls += t.calls;
       trial.metric("profile.ops_per_step", static_cast<double>(calls) / n);
     }
+  }
+
+  /// The events as a Chrome trace of our own: one complete event ("ph": "X") per op or kernel,
+  /// a process per device type, a thread per host thread. For LibTorch builds without Kineto,
+  /// whose ProfilerResult::save refuses.
+  static void SaveEvents(prof::ProfilerResult& result, const std::string& path) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& e : result.events()) {
+      events.push_back({{"name", e.name()},
+                        {"ph", "X"},
+                        {"ts", StartUs(e, 0)},
+                        {"dur", DurationUs(e, 0)},
+                        {"pid", c10::DeviceTypeName(e.deviceType())},
+                        {"tid", e.startThreadId()}});
+    }
+    std::ofstream out(path);
+    out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+    if (!out) throw std::runtime_error("profile: cannot write " + path);
   }
 
   int64_t steps_ = 3, start_ = -1, top_ = 20, step_ = 0;
