@@ -1,0 +1,119 @@
+#include "reducer.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+
+#include <torch/torch.h>
+
+#include "buckets.h"
+
+namespace runx::data_parallel {
+
+GradientReducer::GradientReducer(const std::vector<torch::Tensor>& params, Collectives& ranks, int64_t cap_bytes,
+                                 int64_t first_cap_bytes)
+    : ranks_(ranks) {
+  // Gradients become ready roughly in the reverse of the parameters' registration order.
+  std::unordered_set<const void*> seen;
+  for (auto it = params.rbegin(); it != params.rend(); ++it)
+    if (it->requires_grad() && seen.insert(it->unsafeGetTensorImpl()).second) params_.push_back({*it});
+  std::map<std::string, int> kinds;
+  std::vector<GradSlot> slots;
+  for (const auto& p : params_) {
+    const std::string kind = std::string(c10::toString(p.tensor.scalar_type())) + "@" + p.tensor.device().str();
+    const int k = kinds.emplace(kind, static_cast<int>(kinds.size())).first->second;
+    slots.push_back({p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size()), k});
+  }
+  for (auto& members : AssignBuckets(slots, cap_bytes, first_cap_bytes)) {
+    Bucket b;
+    int64_t numel = 0;
+    for (size_t i : members) {
+      params_[i].bucket = buckets_.size();
+      params_[i].offset = numel;
+      params_[i].numel = params_[i].tensor.numel();
+      numel += params_[i].numel;
+    }
+    const auto& first = params_[members.front()].tensor;
+    b.flat = torch::zeros({numel}, first.options().requires_grad(false));
+    b.params = std::move(members);
+    buckets_.push_back(std::move(b));
+  }
+  complete_.assign(buckets_.size(), false);
+  for (size_t i = 0; i < params_.size(); ++i)
+    hooks_.push_back(params_[i].tensor.register_hook([this, i](torch::Tensor grad) { OnGradient(i, grad); }));
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].tensor.remove_hook(hooks_[i]);
+}
+
+std::vector<int64_t> GradientReducer::bucket_bytes() const {
+  std::vector<int64_t> out;
+  for (const auto& b : buckets_) out.push_back(b.flat.numel() * static_cast<int64_t>(b.flat.element_size()));
+  return out;
+}
+
+void GradientReducer::BeginBackward() {
+  for (auto& p : params_) p.ready = false;
+  for (auto& b : buckets_) {
+    b.waiting = b.params.size();
+    b.work.reset();
+  }
+  complete_.assign(buckets_.size(), false);
+  next_ = 0;
+  started_early_ = 0;
+  in_backward_ = true;
+}
+
+void GradientReducer::OnGradient(size_t i, const torch::Tensor& grad) {
+  if (!in_backward_) return;  // a backward pass outside the training step (none in runx)
+  Param& p = params_[i];
+  Bucket& b = buckets_[p.bucket];
+  torch::NoGradGuard no_grad;
+  auto slot = b.flat.narrow(0, p.offset, p.numel).view(p.tensor.sizes());
+  if (p.ready) {  // a second gradient in the same pass (the graph was run twice)
+    if (complete_[p.bucket]) throw std::logic_error("data_parallel: a gradient came after its bucket was sent");
+    slot.add_(grad);
+    return;
+  }
+  slot.copy_(grad);
+  p.ready = true;
+  if (--b.waiting == 0) {
+    complete_[p.bucket] = true;
+    StartReady();
+    started_early_ = next_;
+  }
+}
+
+void GradientReducer::StartReady() {
+  const double share = 1.0 / ranks_.world_size();  // summed over ranks: the average
+  for (size_t k : LaunchableBuckets(complete_, next_)) {
+    buckets_[k].flat.mul_(share);
+    buckets_[k].work = ranks_.all_reduce_sum(buckets_[k].flat);
+  }
+}
+
+void GradientReducer::EndBackward() {
+  in_backward_ = false;
+  torch::NoGradGuard no_grad;
+  for (size_t k = 0; k < buckets_.size(); ++k) {
+    if (complete_[k]) continue;
+    for (size_t i : buckets_[k].params)
+      if (!params_[i].ready) buckets_[k].flat.narrow(0, params_[i].offset, params_[i].numel).zero_();
+    complete_[k] = true;
+  }
+  StartReady();
+  for (auto& b : buckets_) {
+    b.work->wait();
+    b.work.reset();
+    for (size_t i : b.params) {
+      Param& p = params_[i];
+      torch::Tensor& grad = p.tensor.mutable_grad();
+      if (!p.ready || !grad.defined()) continue;
+      grad.copy_(b.flat.narrow(0, p.offset, p.numel).view(p.tensor.sizes()));
+    }
+  }
+}
+
+}  // namespace runx::data_parallel
