@@ -133,6 +133,20 @@ TEST_F(DataParallel, ARankThatCrashesIsACrashedTrialAndLeavesNoProcess) {
   EXPECT_TRUE(LeftoverProcesses().empty());
 }
 
+// Rank 1's trial fails (an exception in a hook): its record, naming the rank, is the trial's, and
+// rank 0, which would wait for it in the next all-reduce, is ended at once.
+TEST_F(DataParallel, ARankThatFailsGivesItsRecordNamingTheRank) {
+  const int64_t t = Run(Experiment(4, "{data_parallel: {world_size: 2}, test_crash: {mode: throw, at_step: 2, rank: 1}}",
+                                   "trial_timeout_s: 60\n"),
+                        "throw");
+  EXPECT_EQ(Status(t), "failed") << last_output_;
+  EXPECT_EQ(Error(t), "rank 1 of 2: technique 'test_crash' failed in on_step_end: The following operation failed in "
+                      "the test interpreter.");
+  EXPECT_NE(Get("SELECT error_detail FROM trials WHERE id = ?", t).find("the reason: tensor sizes 3 and 4 do not match"),
+            std::string::npos);
+  EXPECT_TRUE(LeftoverProcesses().empty());
+}
+
 // Rank 1 hangs: rank 0 waits for it in the all-reduce; at trial_timeout_s the whole process group
 // is killed and the trial is `timeout`.
 TEST_F(DataParallel, ARankThatHangsIsATimeoutAndLeavesNoProcess) {
@@ -169,6 +183,25 @@ TEST_F(DataParallel, ScalingEfficiencyAgainstWorldSizeOneOfTheSameSweep) {
   EXPECT_DOUBLE_EQ(rows[1][3], rows[1][5] / (2 * rows[0][5]));
   EXPECT_EQ(rows[1][4], 1);  // the reference ran data_parallel too
   std::cout << "scaling efficiency of 2 Gloo ranks on this machine's CPU: " << rows[1][3] << "\n";
+}
+
+// Two data-parallel trials at once (--devices cpu,cpu): each meets its own ranks through the
+// FileStore of its own temporary folder, so both train as they do alone.
+TEST_F(DataParallel, TrialsThatStartAtOnceEachMeetTheirOwnRanks) {
+  const auto file = (dir_ / "twice.yaml").string();
+  std::ofstream(file) << Experiment(4, "{data_parallel: {world_size: 2}}", "sweep: {axes: {seed: [7, 8]}}\n");
+  const auto r = Runx(file + " --db " + db_ + " --force -q --devices cpu,cpu");
+  ASSERT_EQ(r.status, 0) << r.out;
+  SQLite::Database db(db_);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(label || '=' || status, ' ') FROM (SELECT * FROM trials ORDER BY label)")
+                .getString(),
+            "baseline=ok seed=8=ok");
+  // Seed 7 alone, as in the first test: the same losses as when it ran with the other trial.
+  const int64_t together = db.execAndGet("SELECT id FROM trials WHERE label = 'baseline'").getInt64();
+  const int64_t alone = Run(Experiment(4, "{data_parallel: {world_size: 2}}"), "alone");
+  ASSERT_EQ(Status(alone), "ok") << last_output_;
+  EXPECT_EQ(Losses(together), Losses(alone));
+  EXPECT_TRUE(LeftoverProcesses().empty());
 }
 
 TEST_F(DataParallel, NcclOnTheCpuIsIncompatible) {

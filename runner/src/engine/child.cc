@@ -77,6 +77,9 @@ std::string StderrTail(const std::string& text) {
 
 constexpr const char* kTrialDirPrefix = "runx-trial-";
 
+/// The exit status of a data-parallel rank (not rank 0) whose trial did not end ok.
+constexpr int kFailedRankExit = 3;
+
 std::string TempRoot() {
   const char* t = std::getenv("TMPDIR");
   return t && *t ? t : "/tmp";
@@ -359,10 +362,22 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const std::string tail = StderrTail(stderr_text);
   const std::string progress =
       total_steps > 0 ? fmt::format(" after {} of {} steps", last_step, total_steps) : " before its first step";
-  if (!timed_out && failed_rank < 0 && fs::exists(out)) {
-    *record = RecordFromJson(nlohmann::json::parse(ReadFile(out)));
-    if (record->status != TrialStatus::kOk && !tail.empty()) {
-      record->error_detail = (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + tail;
+  // A rank other than 0 whose trial failed (an exception, out of memory, NaN) wrote its record
+  // and exited with status 3 (TrialChildMain): its record says what happened, naming the rank.
+  const std::string rank_out = fmt::format("{}.rank{}", out, failed_rank);
+  const bool rank_record = !timed_out && failed_rank > 0 && fs::exists(rank_out);
+  if (!timed_out && (failed_rank < 0 || rank_record) && fs::exists(rank_record ? rank_out : out)) {
+    *record = RecordFromJson(nlohmann::json::parse(ReadFile(rank_record ? rank_out : out)));
+    std::string detail_tail = tail;
+    if (rank_record) {
+      const std::string who = fmt::format("rank {} of {}: ", failed_rank, ranks);
+      record->error = who + record->error;
+      if (!record->error_detail.empty()) record->error_detail = who + record->error_detail;
+      detail_tail = StderrTail(ReadFile(procs[failed_rank].stderr_path));
+    }
+    if (record->status != TrialStatus::kOk && !detail_tail.empty()) {
+      record->error_detail =
+          (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + detail_tail;
     }
   } else {
     store::TrialRecord r;
@@ -444,7 +459,9 @@ int TrialChildMain(const TrialChildArgs& args) {
   // Error texts may hold bytes that are not UTF-8 (a file name, a library message): replaced, not fatal.
   std::ofstream(tmp) << ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   fs::rename(tmp, out_path);
-  return 0;
+  // A rank other than 0 that failed says so by its exit status, so that runx ends the other ranks
+  // (they would wait for it in the next collective) and reports its record.
+  return leader || record.status == TrialStatus::kOk ? 0 : kFailedRankExit;
 }
 
 }  // namespace runx::engine

@@ -107,7 +107,9 @@ std::unique_ptr<Collectives> ConnectRanks(const RankRole& role, const std::strin
 #if RUNX_HAS_C10D_NCCL
     c10::cuda::set_device(device.index() < 0 ? 0 : device.index());  // the backend uses the current device
     auto store = c10::make_intrusive<c10d::FileStore>(role.rendezvous, role.world);
-    auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, role.rank, role.world);
+    // Options given explicitly: not every 2.x version defaults the argument.
+    auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, role.rank, role.world,
+                                                             c10d::ProcessGroupNCCL::Options::create());
     return std::make_unique<GroupCollectives<c10d::ProcessGroupNCCL>>(std::move(group), role.rank, role.world, backend);
 #else
     throw std::runtime_error("data_parallel: this runx was built without NCCL (it needs LibTorch with CUDA and nccl.h)");
