@@ -87,9 +87,9 @@ void GradientReducer::OnGradient(size_t i, const torch::Tensor& grad) {
 }
 
 void GradientReducer::StartReady() {
-  const double share = 1.0 / ranks_.world_size();  // summed over ranks: the average
+  const int world = ranks_.world_size();
   for (size_t k : LaunchableBuckets(complete_, next_)) {
-    buckets_[k].flat.mul_(share);
+    if (world > 1) buckets_[k].flat.div_(world);  // summed over the ranks: the average
     buckets_[k].work = ranks_.all_reduce_sum(buckets_[k].flat);
   }
 }
