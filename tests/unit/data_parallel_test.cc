@@ -7,6 +7,9 @@
 #include "buckets.h"
 #include "data/data.h"
 #include "data/shard.h"
+#include "engine/child.h"
+#include "engine/data_parallel.h"
+#include "engine/process_group.h"
 #include "reducer.h"
 
 namespace runx {
@@ -186,6 +189,53 @@ TEST(GradientReducer, AGradientThatNeverComesCountsAsZeroAndLeavesNoGrad) {
   EXPECT_EQ(ranks.sizes.size(), 1u);
   EXPECT_FALSE(unused.grad().defined());
   EXPECT_EQ(ranks.during_backward, (std::vector<bool>{false}));  // it waited for the unused one
+}
+
+TEST(Ranks, HowManyProcessesATrialIs) {
+  EXPECT_EQ(engine::RanksOf({{"optimizations", nlohmann::json::object()}}), 0);
+  EXPECT_EQ(engine::RanksOf({{"optimizations", {{"data_parallel", {{"world_size", 4}}}}}}), 4);
+  EXPECT_EQ(engine::RanksOf({{"optimizations", {{"data_parallel", {{"world_size", 1}}}}}}), 1);
+}
+
+TEST(Ranks, EachRankItsOwnGpu) {
+  engine::RankRole role;
+  role.local_rank = 2;
+  EXPECT_EQ(engine::RankDevice(c10::Device("cuda:1"), role), c10::Device("cuda:3"));
+  EXPECT_EQ(engine::RankDevice(c10::Device("cuda"), role), c10::Device("cuda:2"));
+  EXPECT_EQ(engine::RankDevice(c10::Device("cpu"), role), c10::Device("cpu"));
+}
+
+TEST(Ranks, FromSrunOrTorchrun) {
+  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}) unsetenv(v);
+  setenv("SLURM_PROCID", "3", 1);
+  setenv("SLURM_NTASKS", "8", 1);
+  setenv("SLURM_LOCALID", "1", 1);
+  auto role = engine::RoleFromEnvironment("/shared/rdv");
+  EXPECT_EQ(role.rank, 3);
+  EXPECT_EQ(role.world, 8);
+  EXPECT_EQ(role.local_rank, 1);
+  EXPECT_EQ(role.rendezvous, "/shared/rdv");
+  EXPECT_FALSE(role.local);
+  setenv("RANK", "5", 1);  // torchrun's names win
+  setenv("LOCAL_RANK", "0", 1);
+  role = engine::RoleFromEnvironment("f");
+  EXPECT_EQ(role.rank, 5);
+  EXPECT_EQ(role.local_rank, 0);
+  for (const char* v : {"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}) unsetenv(v);
+}
+
+TEST(Ranks, SrunEndsTheStepWhenARankFails) {
+  using Words = std::vector<std::string>;
+  unsetenv("RUNX_RANK_LAUNCHER");
+  EXPECT_TRUE(engine::RankLauncherFromEnvironment().empty());
+  setenv("RUNX_RANK_LAUNCHER", "srun  --gres=gpu:4", 1);
+  EXPECT_EQ(engine::RankLauncherFromEnvironment(), (Words{"srun", "--kill-on-bad-exit=1", "--gres=gpu:4"}));
+  setenv("RUNX_RANK_LAUNCHER", "/usr/bin/srun --kill-on-bad-exit=0", 1);
+  EXPECT_EQ(engine::RankLauncherFromEnvironment(), (Words{"/usr/bin/srun", "--kill-on-bad-exit=0"}));
+  // Another launcher is taken as written; its ranks must find RANK and WORLD_SIZE (or srun's names).
+  setenv("RUNX_RANK_LAUNCHER", "mpirun -x FOO", 1);
+  EXPECT_EQ(engine::RankLauncherFromEnvironment(), (Words{"mpirun", "-x", "FOO"}));
+  unsetenv("RUNX_RANK_LAUNCHER");
 }
 
 }  // namespace

@@ -36,6 +36,9 @@ std::unique_ptr<Collectives> JoinRanks(const RankRole& role, c10::Device device,
   if (it == environment.end()) throw std::logic_error("JoinRanks without the data_parallel technique");
   const auto settings = nlohmann::json::parse(it->second);
   const std::string backend = settings.value("backend", "gloo");
+  if (role.world < 1)
+    throw std::runtime_error("data_parallel: the ranks' launcher set neither RANK and WORLD_SIZE (as torchrun "
+                             "does) nor SLURM_PROCID and SLURM_NTASKS (as srun does)");
   if (settings.value("world_size", 1) != role.world)
     throw std::runtime_error(fmt::format("data_parallel: world_size is {} but {} ranks were started",
                                          settings.value("world_size", 1), role.world));
