@@ -88,8 +88,6 @@ class DataParallel : public runx::Technique {
     reducer_ = std::make_unique<runx::data_parallel::GradientReducer>(
         trial.model().parameters(), ranks, static_cast<int64_t>(bucket_mb_ * kMiB),
         static_cast<int64_t>(first_bucket_mb_ * kMiB));
-    trial.metric("data_parallel_buckets", static_cast<double>(reducer_->bucket_count()));
-    trial.record("data_parallel.bucket_bytes", fmt::format("{}", fmt::join(reducer_->bucket_bytes(), ",")));
     auto* reducer = reducer_.get();
     step.backward = [backward = step.backward, reducer](torch::Tensor& loss) {
       reducer->BeginBackward();
@@ -102,8 +100,12 @@ class DataParallel : public runx::Technique {
   /// Inside amp's loss scaling (which unscales the averaged gradients) and fused optimizers.
   int wrap_order() const override { return 800; }
 
+  /// The buckets as they ended (rebuilt after the first step in the order the gradients came).
   void on_finish(runx::TrialContext& trial) override {
-    if (reducer_) trial.metric("data_parallel_overlapped_buckets", static_cast<double>(reducer_->started_during_backward()));
+    if (!reducer_) return;
+    trial.metric("data_parallel_buckets", static_cast<double>(reducer_->bucket_count()));
+    trial.record("data_parallel.bucket_bytes", fmt::format("{}", fmt::join(reducer_->bucket_bytes(), ",")));
+    trial.metric("data_parallel_overlapped_buckets", static_cast<double>(reducer_->started_during_backward()));
   }
 
  private:

@@ -13,35 +13,61 @@ namespace runx::data_parallel {
 
 GradientReducer::GradientReducer(const std::vector<torch::Tensor>& params, Collectives& ranks, int64_t cap_bytes,
                                  int64_t first_cap_bytes)
-    : ranks_(ranks) {
+    : ranks_(ranks), cap_bytes_(cap_bytes), first_cap_bytes_(first_cap_bytes) {
   // Gradients become ready roughly in the reverse of the parameters' registration order.
   std::unordered_set<const void*> seen;
   for (auto it = params.rbegin(); it != params.rend(); ++it)
     if (it->requires_grad() && seen.insert(it->unsafeGetTensorImpl()).second) params_.push_back({*it});
+  std::vector<size_t> order(params_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  Assign(order);
+  for (size_t i = 0; i < params_.size(); ++i)
+    hooks_.push_back(params_[i].tensor.register_hook([this, i](torch::Tensor grad) { OnGradient(i, grad); }));
+}
+
+void GradientReducer::Assign(const std::vector<size_t>& order) {
   std::map<std::string, int> kinds;
   std::vector<GradSlot> slots;
-  for (const auto& p : params_) {
-    const std::string kind = std::string(c10::toString(p.tensor.scalar_type())) + "@" + p.tensor.device().str();
+  for (size_t i : order) {
+    const auto& t = params_[i].tensor;
+    const std::string kind = std::string(c10::toString(t.scalar_type())) + "@" + t.device().str();
     const int k = kinds.emplace(kind, static_cast<int>(kinds.size())).first->second;
-    slots.push_back({p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size()), k});
+    slots.push_back({t.numel() * static_cast<int64_t>(t.element_size()), k});
   }
-  for (auto& members : AssignBuckets(slots, cap_bytes, first_cap_bytes)) {
+  buckets_.clear();
+  for (auto& positions : AssignBuckets(slots, cap_bytes_, first_cap_bytes_)) {
     Bucket b;
     int64_t numel = 0;
-    for (size_t i : members) {
-      params_[i].bucket = buckets_.size();
-      params_[i].offset = numel;
-      params_[i].numel = params_[i].tensor.numel();
-      numel += params_[i].numel;
+    for (size_t pos : positions) {
+      Param& p = params_[order[pos]];
+      p.bucket = buckets_.size();
+      p.offset = numel;
+      p.numel = p.tensor.numel();
+      numel += p.numel;
+      b.params.push_back(order[pos]);
     }
-    const auto& first = params_[members.front()].tensor;
-    b.flat = torch::zeros({numel}, first.options().requires_grad(false));
-    b.params = std::move(members);
+    b.flat = torch::zeros({numel}, params_[b.params.front()].tensor.options().requires_grad(false));
     buckets_.push_back(std::move(b));
   }
   complete_.assign(buckets_.size(), false);
+}
+
+void GradientReducer::RebuildInArrivalOrder() {
+  rebuilt_ = true;
+  std::vector<size_t> order = arrival_;
+  std::vector<bool> listed(params_.size(), false);
+  for (size_t i : order) listed[i] = true;
   for (size_t i = 0; i < params_.size(); ++i)
-    hooks_.push_back(params_[i].tensor.register_hook([this, i](torch::Tensor grad) { OnGradient(i, grad); }));
+    if (!listed[i]) order.push_back(i);  // no gradient in the first pass: at the end
+  // Rank 0's order for every rank (a collective must start in the same order everywhere).
+  auto shared = torch::tensor(std::vector<int64_t>(order.begin(), order.end()), torch::kLong)
+                    .to(params_.front().tensor.device());
+  ranks_.broadcast(shared, 0);
+  shared = shared.cpu();
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<size_t>(shared[static_cast<int64_t>(k)].item<int64_t>());
+  bool same = true;
+  for (size_t k = 0; k < order.size() && same; ++k) same = order[k] == k;
+  if (!same) Assign(order);
 }
 
 GradientReducer::~GradientReducer() {
@@ -79,6 +105,7 @@ void GradientReducer::OnGradient(size_t i, const torch::Tensor& grad) {
   }
   slot.copy_(grad);
   p.ready = true;
+  if (!rebuilt_) arrival_.push_back(i);
   if (--b.waiting == 0) {
     complete_[p.bucket] = true;
     StartReady();
@@ -114,6 +141,7 @@ void GradientReducer::EndBackward() {
       grad.copy_(b.flat.narrow(0, p.offset, p.numel).view(p.tensor.sizes()));
     }
   }
+  if (!rebuilt_ && !params_.empty()) RebuildInArrivalOrder();
 }
 
 }  // namespace runx::data_parallel

@@ -17,7 +17,9 @@ namespace runx::data_parallel {
 class GradientReducer {
  public:
   /// Hooks every parameter of `params` that requires a gradient (each once, however often it is
-  /// listed). Buckets hold at least `cap_bytes` (the first `first_cap_bytes`), see AssignBuckets.
+  /// listed). Buckets hold at least `cap_bytes` (the first `first_cap_bytes`), see AssignBuckets;
+  /// the parameters are taken in reverse order at first, then, after the first backward pass, in
+  /// the order their gradients came in it.
   GradientReducer(const std::vector<torch::Tensor>& params, Collectives& ranks, int64_t cap_bytes,
                   int64_t first_cap_bytes);
   ~GradientReducer();
@@ -52,6 +54,11 @@ class GradientReducer {
   };
   void OnGradient(size_t param, const torch::Tensor& grad);
   void StartReady();
+  /// Assigns the parameters, taken in `order`, to buckets (AssignBuckets) and makes their buffers.
+  void Assign(const std::vector<size_t>& order);
+  /// After the first backward pass: the buckets again, in the order the gradients came (rank 0's,
+  /// so that every rank agrees), as DDP rebuilds its buckets after its first iteration.
+  void RebuildInArrivalOrder();
 
   Collectives& ranks_;
   std::vector<Param> params_;
@@ -59,7 +66,9 @@ class GradientReducer {
   std::vector<bool> complete_;
   std::vector<unsigned> hooks_;
   size_t next_ = 0, started_early_ = 0;
-  bool in_backward_ = false;
+  bool in_backward_ = false, rebuilt_ = false;
+  int64_t cap_bytes_, first_cap_bytes_;
+  std::vector<size_t> arrival_;  ///< parameters in the order their gradients came (first pass)
 };
 
 }  // namespace runx::data_parallel

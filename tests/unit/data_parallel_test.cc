@@ -179,6 +179,44 @@ TEST(GradientReducer, StartsBucketsDuringTheBackwardPassInReverseLayerOrder) {
   EXPECT_EQ(ranks.sizes.size(), 6u);
 }
 
+/// Registers `late` first but runs it last: its gradients come first, against registration order.
+struct Reversed : torch::nn::Module {
+  Reversed() : late(register_module("late", torch::nn::Linear(8, 2))), early(register_module("early", torch::nn::Linear(4, 8))) {}
+  torch::Tensor forward(torch::Tensor x) { return late(torch::relu(early(x))); }
+  torch::nn::Linear late, early;
+};
+
+TEST(GradientReducer, RebuildsItsBucketsInTheOrderTheGradientsCame) {
+  torch::manual_seed(0);
+  Reversed net;
+  FakeRanks ranks(2, 1.0);
+  // One bucket per tensor: in reverse registration order early's come first (bias 32 bytes,
+  // weight 128), though its gradients come last.
+  data_parallel::GradientReducer reducer(net.parameters(), ranks, 1, 1);
+  ASSERT_EQ(reducer.bucket_bytes(), (std::vector<int64_t>{32, 128, 8, 64}));
+  const auto step = [&] {
+    for (auto& p : net.parameters()) p.mutable_grad() = torch::Tensor();
+    torch::manual_seed(1);
+    auto loss = net.forward(torch::randn({5, 4})).pow(2).mean();
+    reducer.BeginBackward();
+    loss.backward();
+    reducer.EndBackward();
+  };
+  step();
+  // First pass: nothing could start before early's gradients, the last to come.
+  EXPECT_TRUE(ranks.sizes[0] == 8 || ranks.sizes[0] == 32) << ranks.sizes[0];
+  std::vector<torch::Tensor> first;
+  for (auto& p : net.parameters()) first.push_back(p.grad().clone());
+  ranks.sizes.clear();
+  step();
+  // Rebuilt: late's gradients (2 and 16 values) first.
+  ASSERT_EQ(ranks.sizes.size(), 4u);
+  EXPECT_TRUE(ranks.sizes[0] == 2 || ranks.sizes[0] == 16) << ranks.sizes[0];
+  EXPECT_TRUE(ranks.sizes[1] == 2 || ranks.sizes[1] == 16) << ranks.sizes[1];
+  const auto params = net.parameters();
+  for (size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(torch::allclose(params[i].grad(), first[i])) << i;
+}
+
 TEST(GradientReducer, AGradientThatNeverComesCountsAsZeroAndLeavesNoGrad) {
   torch::manual_seed(0);
   Net net;
