@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/{dataset-fashion-mnist,fortunes}_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 tests
+#   (dp1: data_parallel's world-size-1 overhead on one GPU; dp: its scaling over several GPUs against DDP)
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
 set -uo pipefail
@@ -152,6 +153,18 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
         OR m.name LIKE 'anomaly.%' OR m.name LIKE 'cuda_graphs.%' OR m.name IN ('val_loss', 'tokens_per_s'))" \
         > "$OUT/gpt-techniques-metrics.log" 2>&1
       cat "$OUT/gpt-techniques-status.log" "$OUT/gpt-techniques-metrics.log"
+      ;;
+    dp1)  # data_parallel at world size 1 over NCCL against the same trial without it: the overhead (< 2%)
+      section dp1; source build-device/env.sh
+      log dp1-doctor $R doctor
+      log dp1-overhead $R bench/data-parallel-overhead.yaml --db "$DB" --force --export-markdown "$OUT/dp1.md"
+      $R query --db "$DB" "SELECT label, status, error, round(samples_per_s, 1) AS samples_per_s, round(speedup, 4) AS speedup
+        FROM speedups WHERE run_id = (SELECT max(id) FROM runs) ORDER BY trial_id" > "$OUT/dp1-trials.log" 2>&1
+      cat "$OUT/dp1-trials.log"
+      ;;
+    dp)  # ResNet-50 bf16 scaling over 1, 2, 4, 8 GPUs: runx data_parallel against PyTorch DDP (multi-GPU machines)
+      section dp; source build-device/env.sh
+      RUNX=$R OUT="$OUT/dp" TAIL=12 log dp-scaling bash bench/data-parallel.sh
       ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes

@@ -19,6 +19,15 @@ target_include_directories(runx_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 if(TORCH_CUDA_LIBRARIES)
   set(RUNX_WITH_CUDA ON)
   target_compile_definitions(runx_torch INTERFACE RUNX_WITH_CUDA=1)
+  # nccl.h, which c10d's ProcessGroupNCCL.hpp includes (data_parallel's NCCL backend): a system or
+  # CUDA toolkit copy, or pip's nvidia-nccl wheel beside pip's torch (Torch_DIR is
+  # <site-packages>/torch/share/cmake/Torch). Without it data_parallel offers Gloo only.
+  get_filename_component(_runx_site "${Torch_DIR}/../../../.." ABSOLUTE)
+  find_path(RUNX_NCCL_INCLUDE_DIR nccl.h HINTS ${_runx_site}/nvidia/nccl/include /usr/local/cuda/include)
+  if(RUNX_NCCL_INCLUDE_DIR)
+    target_include_directories(runx_torch SYSTEM INTERFACE ${RUNX_NCCL_INCLUDE_DIR})
+  endif()
+  message(STATUS "runx: nccl.h (data_parallel's NCCL backend): ${RUNX_NCCL_INCLUDE_DIR}")
 endif()
 message(STATUS "runx: LibTorch ${Torch_VERSION}, CUDA support: ${RUNX_WITH_CUDA}")
 

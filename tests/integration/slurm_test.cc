@@ -290,3 +290,40 @@ TEST_F(Slurm, InvalidRequestsAreRefusedBeforeAnythingIsWritten) {
 }
 
 }  // namespace
+
+// A data-parallel trial whose ranks srun starts (RUNX_RANK_LAUNCHER=srun, docs/running.md): the
+// ranks read their rank from SLURM_PROCID/SLURM_NTASKS and train exactly as the ranks runx starts
+// itself; a rank that aborts ends the job step, and the trial is `crashed`, saying so.
+TEST_F(Slurm, DataParallelRanksFromSrun) {
+  NeedCluster();
+  const std::string exp = Path("dp.yaml");
+  const auto write = [&](const std::string& extra) {
+    std::ofstream(exp) << "name: dp_srun\ndevice: cpu\nseed: 7\nmodel: {name: mlp, hidden: [16, 16]}\n"
+                          "data: {source: synthetic, shape: [12], num_classes: 3, batch_size: 4}\n"
+                          "train: {warmup_steps: 2, steps: 6, eval: false, optimizer: {name: sgd, lr: 0.2, momentum: 0.9}}\n"
+                          "optimizations: {data_parallel: {world_size: 2, backend: gloo}" + extra + "}\n";
+  };
+  const std::string losses = "SELECT round(loss, 6) FROM steps ORDER BY phase = 'measure', step";
+  write("");
+  const auto local = Runx(exp + " --db " + Path("local.db") + " -q");
+  ASSERT_EQ(local.status, 0) << local.out;
+  setenv("RUNX_RANK_LAUNCHER", "srun", 1);
+  setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
+  const auto srun = Runx("run " + exp + " --db " + Path("srun.db") + " -q");
+  EXPECT_EQ(srun.status, 0) << srun.out;
+  EXPECT_EQ(Query(Path("srun.db"), "SELECT status, value FROM trials t JOIN environment e ON e.trial_id = t.id "
+                                   "WHERE e.key = 'data_parallel.launcher'"),
+            "status,value\r\nok,environment\r\n");
+  EXPECT_EQ(Query(Path("srun.db"), losses), Query(Path("local.db"), losses));
+
+  write(", test_crash: {mode: abort, at_step: 3, rank: 1}");
+  const auto crash = Runx("run " + exp + " --db " + Path("srun.db") + " -q");
+  unsetenv("RUNX_RANK_LAUNCHER");
+  unsetenv("RUNX_PLUGIN_PATH");
+  ASSERT_EQ(crash.status, 0) << crash.out;
+  // srun's exit status is the aborted task's (134) or, when it ended the step first, 143.
+  const std::string error = Query(Path("srun.db"), "SELECT status, error FROM trials ORDER BY id DESC LIMIT 1");
+  EXPECT_EQ(error.rfind("status,error\r\ncrashed,srun (2 ranks) exited with status 1", 0), 0u) << error;
+  const std::string detail = Query(Path("srun.db"), "SELECT error_detail FROM trials ORDER BY id DESC LIMIT 1");
+  EXPECT_NE(detail.find("task 1: Aborted"), std::string::npos) << detail;
+}

@@ -1,6 +1,7 @@
 // Misbehaves on purpose, in the hook and way its parameters say, to test that runx turns every
 // kind of trial failure into a recorded result: segfault, abort, hang, oom (host allocation
-// until std::bad_alloc under an address-space limit), nan (poisons the weights).
+// until std::bad_alloc under an address-space limit), nan (poisons the weights); in a data-parallel
+// trial, on one rank only when `rank` says which.
 #include <sys/resource.h>
 
 #include <csignal>
@@ -22,9 +23,11 @@ class Crash : public runx::Technique {
   void configure(const nlohmann::json& p) override {
     mode_ = p.value("mode", "segfault");
     at_step_ = p.value("at_step", 2);
+    rank_ = p.value("rank", -1);
   }
   void on_step_end(const runx::StepStats& s, runx::TrialContext& trial) override {
     if (s.step != at_step_) return;
+    if (rank_ >= 0 && (!trial.collectives() || trial.collectives()->rank() != rank_)) return;
     if (mode_ == "segfault") std::raise(SIGSEGV);
     if (mode_ == "abort") std::abort();
     if (mode_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
@@ -57,6 +60,7 @@ class Crash : public runx::Technique {
  private:
   std::string mode_;
   int64_t at_step_ = 2;
+  int rank_ = -1;  ///< a data-parallel trial: only this rank misbehaves (-1: every process)
 };
 }  // namespace
 

@@ -35,7 +35,27 @@
 #define RUNX_HAS_AOTI 0
 #endif
 
+// c10d process groups (the data_parallel technique). Gloo needs its headers (Debian: libgloo-dev;
+// LibTorch's own c10d headers include them); NCCL needs LibTorch with CUDA and nccl.h. The engine
+// makes the groups (engine/process_group.cc); the plugin only asks whether a backend is there.
+#if __has_include(<torch/csrc/distributed/c10d/FileStore.hpp>) && __has_include(<gloo/context.h>)
+#define RUNX_HAS_C10D_GLOO 1
+#else
+#define RUNX_HAS_C10D_GLOO 0
+#endif
+#if defined(RUNX_WITH_CUDA) && __has_include(<nccl.h>) && \
+    __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>) && \
+    __has_include(<torch/csrc/distributed/c10d/FileStore.hpp>)
+#define RUNX_HAS_C10D_NCCL 1
+#else
+#define RUNX_HAS_C10D_NCCL 0
+#endif
+
 namespace runx::compat {
+
+/// Whether this build can run data-parallel ranks over Gloo / NCCL (RUNX_HAS_C10D_*).
+constexpr bool kHasGloo = RUNX_HAS_C10D_GLOO;
+constexpr bool kHasNccl = RUNX_HAS_C10D_NCCL;
 
 /// Whether this LibTorch can load AOTInductor packages (RUNX_HAS_AOTI).
 constexpr bool kHasAotInductor = RUNX_HAS_AOTI;

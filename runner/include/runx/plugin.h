@@ -17,12 +17,13 @@
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
+#include "runx/collectives.h"
 #include "runx/compat.h"
 #include "runx/status.h"
 
 namespace runx {
 
-constexpr int kPluginApiVersion = 4;
+constexpr int kPluginApiVersion = 5;
 
 /// One batch of training data, already on the trial's device.
 struct Batch {
@@ -149,6 +150,9 @@ class TrialContext {
   /// what makes probing on the CPU safe. 0 = no limit.
   virtual int64_t host_memory_limit() const = 0;
   virtual void set_host_memory_limit(int64_t bytes) = 0;
+  /// The trial's ranks when it runs data-parallel (the data_parallel technique: one process per
+  /// rank, each with its own shard of every global batch), else null. Every rank runs every hook.
+  virtual Collectives* collectives() { return nullptr; }
 };
 
 /// The verdict of Technique::check on a trial's configuration.

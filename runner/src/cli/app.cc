@@ -63,13 +63,16 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--set", plan_sets, "override a config value")->take_all();
   plan_cmd->add_option("--shard", plan_shard, "show only this shard (i/n)");
 
-  std::string trial_config, trial_out, trial_progress;
-  auto* trial_cmd = app.add_subcommand("trial", "");  // internal: one trial in a child process
-  trial_cmd->add_option("--config", trial_config)->required();
-  trial_cmd->add_option("--out", trial_out)->required();
-  trial_cmd->add_option("--progress", trial_progress);
-  int64_t trial_parent = 0;
-  trial_cmd->add_option("--parent", trial_parent);
+  engine::TrialChildArgs trial;
+  auto* trial_cmd = app.add_subcommand("trial", "");  // internal: one trial (or one rank of one) in a child process
+  trial_cmd->add_option("--config", trial.config_path)->required();
+  trial_cmd->add_option("--out", trial.out_path)->required();
+  trial_cmd->add_option("--progress", trial.progress_path);
+  trial_cmd->add_option("--parent", trial.parent_pid);
+  trial_cmd->add_option("--rank", trial.rank);
+  trial_cmd->add_option("--world-size", trial.world_size);
+  trial_cmd->add_option("--rendezvous", trial.rendezvous);
+  trial_cmd->add_flag("--ranks-from-env", trial.ranks_from_env);
   trial_cmd->group("");
 
   std::vector<std::string> files, validate_sets;
@@ -207,7 +210,7 @@ int Main(int argc, char** argv) {
   }
   if (*validate_cmd) return Validate(files, validate_sets);
   if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
-  if (*trial_cmd) return engine::TrialChildMain(trial_config, trial_out, trial_progress, trial_parent);
+  if (*trial_cmd) return engine::TrialChildMain(trial);
   if (*query_cmd) return Query(db_query, sql, format);
   if (*merge_cmd) return Merge(merge_out, merge_inputs, merge_options);
   if (*submit_cmd) {

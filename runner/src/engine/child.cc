@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -23,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/data_parallel.h"
 #include "engine/environment.h"
 #include "engine/failure.h"
 #include "engine/record_json.h"
@@ -75,14 +77,12 @@ std::string StderrTail(const std::string& text) {
 
 constexpr const char* kTrialDirPrefix = "runx-trial-";
 
+/// The exit status of a data-parallel rank (not rank 0) whose trial did not end ok.
+constexpr int kFailedRankExit = 3;
+
 std::string TempRoot() {
   const char* t = std::getenv("TMPDIR");
   return t && *t ? t : "/tmp";
-}
-
-void Kill(pid_t pid, int sig) {
-  kill(-pid, sig);  // the child leads its own process group
-  kill(pid, sig);
 }
 
 }  // namespace
@@ -110,43 +110,56 @@ int RemoveStaleTrialDirs() {
   return removed;
 }
 
+std::vector<std::string> RankLauncherFromEnvironment() {
+  std::vector<std::string> words;
+  const char* text = std::getenv("RUNX_RANK_LAUNCHER");
+  std::stringstream ss(text ? text : "");
+  for (std::string w; ss >> w;) words.push_back(w);
+  // srun: one rank that fails ends the others at once (they would wait for it in a collective).
+  if (!words.empty() && fs::path(words.front()).filename() == "srun" &&
+      std::none_of(words.begin(), words.end(), [](const std::string& w) { return w.rfind("--kill-on-bad-exit", 0) == 0; }))
+    words.insert(words.begin() + 1, "--kill-on-bad-exit=1");
+  return words;
+}
+
 std::string SelfExe() {
   std::error_code ec;
   auto p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("runx") : p.string();
 }
 
-ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record) {
-  // The parent's pid in the name lets a later runx remove the folders of a parent that was killed.
-  std::string tmpl = fmt::format("{}/{}{}-XXXXXX", TempRoot(), kTrialDirPrefix, getpid());
-  const char* dir_c = mkdtemp(tmpl.data());
-  if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
-  const fs::path dir(dir_c);
-  const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
-                    err = (dir / "stderr.txt").string(), prog = (dir / "progress.bin").string();
-  {
-    const int64_t zeros[2] = {0, 0};
-    std::ofstream(prog, std::ios::binary).write(reinterpret_cast<const char*>(zeros), sizeof zeros);
-  }
-  std::ofstream(cfg) << config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+namespace {
 
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  const std::string started = UtcNow();
+/// One process of a trial: the trial itself, or one rank of a data-parallel trial.
+struct TrialProcess {
+  pid_t pid = 0;
+  int status = 0;
+  bool reaped = false;
+  std::string stderr_path;
+};
+
+/// Starts `argv` with stdout on `stdout_fd` (or /dev/null when < 0), stderr into `stderr_path`, in
+/// process group `pgid` (0: a new group it leads), with default signals and `options.env` set over
+/// the parent's environment.
+pid_t SpawnTrialProcess(const ChildOptions& options, const std::string& exe, const std::vector<std::string>& args,
+                        int stdout_fd, const std::string& stderr_path, pid_t pgid) {
   // posix_spawn (vfork semantics), not fork: the parent may hold a CUDA context, and a fork's
   // copy-on-write duplicate of its pinned and device-mapped memory breaks that context (seen on
   // the H200: the parent died at the trial's end). The child gets a pipe as stdout, a file as
   // stderr, nothing else, its own process group and default signals.
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (stdout_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // none of the parent's descriptors
 #endif
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setpgroup(&attr, pgid);
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGINT);
@@ -154,9 +167,9 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   sigaddset(&defaults, SIGHUP);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  const std::string parent = std::to_string(getpid());
-  const char* argv[] = {"runx", "trial", "--config", cfg.c_str(), "--out", out.c_str(), "--progress", prog.c_str(),
-                        "--parent", parent.c_str(), nullptr};
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   // The parent's environment with options.env set over it.
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -168,40 +181,160 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   for (std::string& kv : env_text) envp.push_back(kv.data());
   envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, options.runx_exe.c_str(), &actions, &attr, const_cast<char* const*>(argv), envp.data());
+  // posix_spawnp: a launcher (srun) is found on PATH; runx itself is an absolute path.
+  const int rc = posix_spawnp(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot start '{}': {}", exe, std::strerror(rc)));
+  return pid;
+}
+
+/// Reaps whichever of `procs` have ended; returns the index of the first one that ended badly
+/// (a signal, or an exit status other than 0), -1 when none did.
+int ReapEnded(std::vector<TrialProcess>& procs) {
+  int bad = -1;
+  for (size_t r = 0; r < procs.size(); ++r) {
+    auto& p = procs[r];
+    if (p.reaped || waitpid(p.pid, &p.status, WNOHANG) != p.pid) continue;
+    p.reaped = true;
+    if (bad < 0 && (WIFSIGNALED(p.status) || (WIFEXITED(p.status) && WEXITSTATUS(p.status) != 0)))
+      bad = static_cast<int>(r);
+  }
+  return bad;
+}
+
+bool AllReaped(const std::vector<TrialProcess>& procs) {
+  for (const auto& p : procs)
+    if (!p.reaped) return false;
+  return true;
+}
+
+/// Ends every process of the trial: `sig` to its process group (all ranks and whatever they
+/// started), SIGKILL after a second for any left, and reaps them.
+void EndTrialProcesses(std::vector<TrialProcess>& procs, pid_t pgid, int sig) {
+  if (AllReaped(procs)) return;  // the group is empty: its id may already be another's
+  kill(-pgid, sig);
+  for (int i = 0; i < 50 && (ReapEnded(procs), !AllReaped(procs)); ++i) usleep(20000);
+  if (AllReaped(procs)) return;
+  kill(-pgid, SIGKILL);
+  for (auto& p : procs)
+    if (!p.reaped) waitpid(p.pid, &p.status, 0), p.reaped = true;
+}
+
+/// How a process of the trial ended, for a trial that left no record (or whose rank died).
+void DescribeEnd(int status, const std::string& who, const std::string& progress, const std::string& stderr_text,
+                 store::TrialRecord& r) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    if (IsOutOfMemoryKill(sig)) {
+      r.status = TrialStatus::kOom;
+      r.error = fmt::format("{}killed by SIGKILL{} (most likely the kernel's out-of-memory killer)", who, progress);
+    } else {
+      r.status = TrialStatus::kCrashed;
+      r.error = fmt::format("{}crashed: {} (signal {}){}", who, strsignal(sig), sig, progress);
+    }
+  } else {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.status = IsOutOfMemory(stderr_text) ? TrialStatus::kOom : TrialStatus::kCrashed;
+    r.error = fmt::format("{}exited with status {}{}", who, code, progress);
+  }
+  const std::string last = LastLine(stderr_text);
+  if (!last.empty()) r.error += ": " + last;
+}
+
+}  // namespace
+
+ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record) {
+  // The parent's pid in the name lets a later runx remove the folders of a parent that was killed.
+  std::string tmpl = fmt::format("{}/{}{}-XXXXXX", TempRoot(), kTrialDirPrefix, getpid());
+  const char* dir_c = mkdtemp(tmpl.data());
+  if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  const fs::path dir(dir_c);
+  const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
+                    prog = (dir / "progress.bin").string(), rendezvous = (dir / "rendezvous").string();
+  {
+    const int64_t zeros[2] = {0, 0};
+    std::ofstream(prog, std::ios::binary).write(reinterpret_cast<const char*>(zeros), sizeof zeros);
+  }
+  std::ofstream(cfg) << config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+
+  // A data-parallel trial is `ranks` processes in one process group, rank 0 its leader; rank 0
+  // reports progress and writes the record, the others only train.
+  const int ranks = RanksOf(config);
+  const bool launched = ranks > 0 && !options.rank_launcher.empty();  // the launcher starts the ranks
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  const std::string started = UtcNow();
+  const std::string parent = std::to_string(getpid());
+  std::vector<TrialProcess> procs(static_cast<size_t>(launched ? 1 : std::max(ranks, 1)));
+  pid_t pgid = 0;
+  try {
+    if (launched) {
+      procs[0].stderr_path = (dir / "stderr.txt").string();
+      std::vector<std::string> args = options.rank_launcher;
+      args.insert(args.end(), {fmt::format("--ntasks={}", ranks), options.runx_exe, "trial", "--config", cfg, "--out",
+                               out, "--progress", prog, "--rendezvous", rendezvous, "--ranks-from-env"});
+      procs[0].pid = SpawnTrialProcess(options, args.front(), args, fds[1], procs[0].stderr_path, 0);
+      pgid = procs[0].pid;
+    }
+    for (size_t r = 0; !launched && r < procs.size(); ++r) {
+      procs[r].stderr_path = (dir / (r == 0 ? std::string("stderr.txt") : fmt::format("stderr.rank{}.txt", r))).string();
+      std::vector<std::string> args{"runx", "trial", "--config", cfg, "--out", out, "--parent", parent};
+      if (r == 0) args.insert(args.end(), {"--progress", prog});
+      if (ranks > 0)
+        args.insert(args.end(), {"--rank", std::to_string(r), "--world-size", std::to_string(ranks), "--rendezvous",
+                                 rendezvous});
+      procs[r].pid =
+          SpawnTrialProcess(options, options.runx_exe, args, r == 0 ? fds[1] : -1, procs[r].stderr_path, pgid);
+      if (r == 0) pgid = procs[0].pid;
+    }
+  } catch (...) {
     close(fds[0]);
     close(fds[1]);
-    throw std::runtime_error(fmt::format("cannot start '{}': {}", options.runx_exe, std::strerror(rc)));
+    if (pgid > 0) EndTrialProcesses(procs, pgid, SIGKILL);
+    throw;
   }
   close(fds[1]);
   const auto deadline = Clock::now() + std::chrono::duration<double>(options.timeout_s);
   bool timed_out = false, interrupted = false;
+  int failed_rank = -1;  // a rank that ended badly: the trial is over
   int64_t last_step = 0, total_steps = 0, peak_mem = -1;
   std::string buffer;
   char chunk[4096];
-  for (bool open_pipe = true; open_pipe;) {
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, 100);
-    if (ready > 0) {
-      const ssize_t n = read(fds[0], chunk, sizeof chunk);
-      if (n <= 0) {
-        open_pipe = false;
-      } else {
-        buffer.append(chunk, static_cast<size_t>(n));
-        for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
-          auto ev = nlohmann::json::parse(buffer.substr(0, nl), nullptr, false);
-          if (ev.is_discarded() || !ev.is_object()) continue;  // other output of the child's libraries
-          if (ev.value("event", "") == "progress") {
-            last_step = ev.value("step", last_step);
-            total_steps = ev.value("total", total_steps);
-            peak_mem = ev.value("peak_mem_bytes", peak_mem);
+  for (bool open_pipe = true; open_pipe || !AllReaped(procs);) {
+    if (open_pipe) {
+      pollfd p{fds[0], POLLIN, 0};
+      const int ready = poll(&p, 1, 100);
+      if (ready > 0) {
+        const ssize_t n = read(fds[0], chunk, sizeof chunk);
+        if (n <= 0) {
+          open_pipe = false;
+        } else {
+          buffer.append(chunk, static_cast<size_t>(n));
+          for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
+            auto ev = nlohmann::json::parse(buffer.substr(0, nl), nullptr, false);
+            if (ev.is_discarded() || !ev.is_object()) continue;  // other output of the child's libraries
+            if (ev.value("event", "") == "progress") {
+              last_step = ev.value("step", last_step);
+              total_steps = ev.value("total", total_steps);
+              peak_mem = ev.value("peak_mem_bytes", peak_mem);
+            }
+            if (options.on_event) options.on_event(ev);
           }
-          if (options.on_event) options.on_event(ev);
         }
       }
+    } else {
+      usleep(20000);
+    }
+    if (ranks > 0) {  // a rank that died ends the trial: the others would wait for it
+      const int bad = ReapEnded(procs);
+      if (bad >= 0) {
+        failed_rank = bad;
+        break;
+      }
+    } else if (!open_pipe) {
+      waitpid(procs[0].pid, &procs[0].status, 0);
+      procs[0].reaped = true;
     }
     if (options.interrupted && options.interrupted->load()) {
       interrupted = true;
@@ -212,62 +345,61 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       break;
     }
   }
-  int status = 0;
-  if (interrupted || timed_out) {
-    Kill(pid, interrupted ? SIGTERM : SIGKILL);
-    bool reaped = false;
-    for (int i = 0; i < 50 && !(reaped = waitpid(pid, &status, WNOHANG) == pid); ++i) usleep(20000);
-    if (!reaped) {
-      Kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-    }
-  } else {
-    waitpid(pid, &status, 0);
-  }
+  // A launcher is asked to end its ranks (srun cancels its job step on SIGTERM), then killed.
+  EndTrialProcesses(procs, pgid, interrupted || launched ? SIGTERM : SIGKILL);
   close(fds[0]);
 
   if (interrupted) {
     RemoveTree(dir);
     return ChildOutcome::kInterrupted;
   }
-  const std::string stderr_text = ReadFile(err);
+  const std::string stderr_text = ReadFile(procs[0].stderr_path);
   {
     int64_t counts[2] = {0, 0};
     std::ifstream(prog, std::ios::binary).read(reinterpret_cast<char*>(counts), sizeof counts);
     if (counts[1] > 0) last_step = counts[0], total_steps = counts[1];
   }
   const std::string tail = StderrTail(stderr_text);
-  if (!timed_out && fs::exists(out)) {
-    *record = RecordFromJson(nlohmann::json::parse(ReadFile(out)));
-    if (record->status != TrialStatus::kOk && !tail.empty()) {
-      record->error_detail = (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + tail;
+  const std::string progress =
+      total_steps > 0 ? fmt::format(" after {} of {} steps", last_step, total_steps) : " before its first step";
+  // A rank other than 0 whose trial failed (an exception, out of memory, NaN) wrote its record
+  // and exited with status 3 (TrialChildMain): its record says what happened, naming the rank.
+  const std::string rank_out = fmt::format("{}.rank{}", out, failed_rank);
+  const bool rank_record = !timed_out && failed_rank > 0 && fs::exists(rank_out);
+  if (!timed_out && (failed_rank < 0 || rank_record) && fs::exists(rank_record ? rank_out : out)) {
+    *record = RecordFromJson(nlohmann::json::parse(ReadFile(rank_record ? rank_out : out)));
+    std::string detail_tail = tail;
+    if (rank_record) {
+      const std::string who = fmt::format("rank {} of {}: ", failed_rank, ranks);
+      record->error = who + record->error;
+      if (!record->error_detail.empty()) record->error_detail = who + record->error_detail;
+      detail_tail = StderrTail(ReadFile(procs[failed_rank].stderr_path));
+    }
+    if (record->status != TrialStatus::kOk && !detail_tail.empty()) {
+      record->error_detail =
+          (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + detail_tail;
     }
   } else {
     store::TrialRecord r;
     r.config_json = config.dump();
     r.started_at = started;
-    const std::string progress =
-        total_steps > 0 ? fmt::format(" after {} of {} steps", last_step, total_steps) : " before its first step";
+    std::string detail_tail = tail;
     if (timed_out) {
       r.status = TrialStatus::kTimeout;
       r.error = fmt::format("timed out after {:g} s{} (trial_timeout_s)", options.timeout_s, progress);
-    } else if (WIFSIGNALED(status)) {
-      const int sig = WTERMSIG(status);
-      if (IsOutOfMemoryKill(sig)) {
-        r.status = TrialStatus::kOom;
-        r.error = fmt::format("killed by SIGKILL{} (most likely the kernel's out-of-memory killer)", progress);
-      } else {
-        r.status = TrialStatus::kCrashed;
-        r.error = fmt::format("crashed: {} (signal {}){}", strsignal(sig), sig, progress);
-      }
+    } else if (failed_rank > 0) {
+      const std::string rank_err = ReadFile(procs[failed_rank].stderr_path);
+      DescribeEnd(procs[failed_rank].status, fmt::format("rank {} of {} ", failed_rank, ranks),
+                  fmt::format(" (rank 0 was{})", progress), rank_err, r);
+      const std::string rank_tail = StderrTail(rank_err);
+      detail_tail = rank_tail.empty() ? tail : fmt::format("rank {}: {}", failed_rank, rank_tail);
     } else {
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      r.status = IsOutOfMemory(stderr_text) ? TrialStatus::kOom : TrialStatus::kCrashed;
-      r.error = fmt::format("exited with status {}{}", code, progress);
+      const std::string who = launched ? fmt::format("{} ({} ranks) ", options.rank_launcher.front(), ranks)
+                              : ranks > 0 ? fmt::format("rank 0 of {} ", ranks)
+                                          : "";
+      DescribeEnd(procs[0].status, who, progress, stderr_text, r);
     }
-    const std::string last = LastLine(stderr_text);
-    if (!last.empty() && !timed_out) r.error += ": " + last;
-    r.error_detail = tail.empty() ? r.error : r.error + "\n" + tail;
+    r.error_detail = detail_tail.empty() ? r.error : r.error + "\n" + detail_tail;
     r.metrics.push_back({"steps_done", static_cast<double>(last_step), "", {}});
     if (peak_mem >= 0) r.metrics.push_back({"peak_mem_bytes", static_cast<double>(peak_mem), "bytes", {}});
     *record = std::move(r);
@@ -277,17 +409,26 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   return ChildOutcome::kRecorded;
 }
 
-int TrialChildMain(const std::string& config_path, const std::string& out_path, const std::string& progress_path,
-                   int64_t parent_pid) {
+int TrialChildMain(const TrialChildArgs& args) {
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a runx that was killed...
 #endif
-  if (parent_pid > 0 && getppid() != parent_pid) return 1;  // ...even one killed before this line
-  const auto config = nlohmann::json::parse(ReadFile(config_path));
-  const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
+  if (args.parent_pid > 0 && getppid() != args.parent_pid) return 1;  // ...even one killed before this line
+  const std::string& progress_path = args.progress_path;
   TrialOptions options;
+  if (args.ranks_from_env) {
+    options.rank = RoleFromEnvironment(args.rendezvous);
+  } else if (args.world_size > 0) {
+    options.rank = RankRole{args.rank, args.world_size, 0, args.rendezvous, true};
+    options.rank->local_rank = args.rank;
+  }
+  const bool leader = !options.rank || options.rank->rank == 0;  // reports progress, writes the record
+  const std::string out_path =
+      leader ? args.out_path : fmt::format("{}.rank{}", args.out_path, options.rank->rank);
+  const auto config = nlohmann::json::parse(ReadFile(args.config_path));
+  const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
   volatile int64_t* shared = nullptr;
-  if (!progress_path.empty()) {
+  if (!progress_path.empty() && leader) {
     const int fd = open(progress_path.c_str(), O_RDWR);
     if (fd >= 0) {
       void* p = mmap(nullptr, 2 * sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -303,7 +444,7 @@ int TrialChildMain(const std::string& config_path, const std::string& out_path, 
   }
   options.progress_every = 1;
   auto last = Clock::now() - std::chrono::seconds(1);
-  options.on_progress = [&last](const Progress& p) {
+  if (leader) options.on_progress = [&last](const Progress& p) {
     const auto now = Clock::now();
     if (p.step != p.total && now - last < std::chrono::milliseconds(250)) return;
     last = now;
@@ -318,7 +459,9 @@ int TrialChildMain(const std::string& config_path, const std::string& out_path, 
   // Error texts may hold bytes that are not UTF-8 (a file name, a library message): replaced, not fatal.
   std::ofstream(tmp) << ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   fs::rename(tmp, out_path);
-  return 0;
+  // A rank other than 0 that failed says so by its exit status, so that runx ends the other ranks
+  // (they would wait for it in the next collective) and reports its record.
+  return leader || record.status == TrialStatus::kOk ? 0 : kFailedRankExit;
 }
 
 }  // namespace runx::engine

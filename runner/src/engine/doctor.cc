@@ -64,6 +64,9 @@ DoctorReport Doctor() {
       if (usable(dev) && compat::AutocastSupported(dev, dt, nullptr))
         amp.push_back(fmt::format("{}/{}", c10::DeviceTypeName(dev, true), dt == c10::kHalf ? "fp16" : "bf16"));
   row("autocast here", fmt::format("{}", fmt::join(amp, ", ")));
+  row("data_parallel", fmt::format("gloo {}, nccl {}",
+                                   compat::kHasGloo ? "built" : "not built (no gloo headers: install libgloo-dev)",
+                                   compat::kHasNccl ? "built" : "not built (needs LibTorch with CUDA and nccl.h)"));
   const auto dirs = plugins::PluginDirs();
   const auto registry = plugins::Registry::Discover(dirs);
   row("plugins", fmt::format("{} found in {}", registry.plugins().size(), fmt::join(dirs, ":")));

@@ -108,6 +108,7 @@ std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& p
   copts.interrupted = interrupted;
   copts.on_event = std::move(on_event);
   if (slot) copts.env = slot->env;
+  copts.rank_launcher = RankLauncherFromEnvironment();
   try {
     if (RunTrialInChild(p.config, copts, &rec) == ChildOutcome::kInterrupted) return std::nullopt;
   } catch (const std::exception& e) {  // runx's side failed (spawn, temp files, a bad record)

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "engine/data_parallel.h"
 #include "engine/device.h"
 #include "engine/environment.h"
 #include "engine/host_memory.h"
@@ -63,9 +64,15 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
   if (ctx.aborted()) throw TrialAborted();
   TrialLoader loader = MakeTrialLoader(*data, ctx.device(), active, ctx);
 
-  const StepPlan plan = PlanSteps(config, *data);
+  StepPlan plan = PlanSteps(config, *data);
   ctx.metric("batch_size", static_cast<double>(plan.batch));
-  const LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options);
+  if (Collectives* ranks = ctx.collectives()) {
+    plan.ranks = ranks->world_size();
+    plan.eval = plan.eval && ranks->rank() == 0;  // the ranks hold the same weights: one evaluates
+    ctx.metric("global_batch_size", static_cast<double>(plan.batch * plan.ranks));
+  }
+  LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options);
+  if (Collectives* ranks = ctx.collectives()) AverageOverRanks(*ranks, ctx.device(), loop.loss);
   const int64_t first_bad = RecordSteps(plan, loop, rec);
   RecordMeasurements(plan, loop, ctx);
   Conclude(plan, first_bad, *data, step, active, ctx, rec);
@@ -81,8 +88,10 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   store::TrialRecord rec = StartRecord(config);
   std::vector<std::string> notes;
   c10::Device device(c10::DeviceType::CPU);
+  const bool ranked = RanksOf(config) > 0;
   try {
     device = SelectDevice(config.value("device", "auto"));
+    if (ranked && options.rank) device = RankDevice(device, *options.rank);
   } catch (const DeviceError& e) {
     rec.status = TrialStatus::kFailed;
     rec.error = e.what();
@@ -101,6 +110,12 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       rec.error = *refusal;
       rec.finished_at = UtcNow();
       return rec;
+    }
+    if (ranked) {
+      if (!options.rank)
+        throw TechniqueFailure("data_parallel: the trial's ranks are processes that runx starts; "
+                               "it cannot run in runx's own process (--in-process)");
+      ctx.collectives_ = JoinRanks(*options.rank, device, rec.environment);
     }
     // The experiment's seed, or determinism's own when it sets one: it then governs everything
     // seeded here (data, initial weights), not only what happens after its on_setup.

@@ -1,11 +1,13 @@
 #pragma once
 // One trial: build model, data and techniques from a resolved config, train, measure, evaluate.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/process_group.h"
 #include "store/store.h"
 
 namespace runx::plugins { class Registry; }
@@ -25,6 +27,9 @@ struct TrialOptions {
   int64_t progress_every = 50;
   /// Called after every step with (steps done, total): must be cheap (no I/O).
   std::function<void(int64_t, int64_t)> on_step;
+  /// Set in each rank process of a data-parallel trial (the parent starts them): the trial joins
+  /// the other ranks, trains on its shard of each global batch, and averages what it records.
+  std::optional<RankRole> rank;
 };
 
 /// Runs the trial described by `config` and returns its record (status, steps, metrics,

@@ -2,12 +2,22 @@
 
 #include <algorithm>
 
+#include "data/shard.h"
+
 namespace runx::engine {
 
 std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config, uint64_t seed,
                                                     std::vector<ActiveTechnique>& active, RunnerContext& ctx) {
   const c10::Device device = ctx.device();
-  auto data = data::MakeDataSource(config.at("data"), device, seed);
+  std::unique_ptr<data::DataSource> data;
+  if (Collectives* ranks = ctx.collectives()) {
+    // Each rank makes the global batch (data.batch_size per rank x ranks) and trains on its shard.
+    auto global = config.at("data");
+    global["batch_size"] = global.at("batch_size").get<int64_t>() * ranks->world_size();
+    data = data::ShardSource(data::MakeDataSource(global, device, seed), ranks->rank(), ranks->world_size());
+  } else {
+    data = data::MakeDataSource(config.at("data"), device, seed);
+  }
   ctx.data_ = data.get();
   torch::manual_seed(seed);
   for (const auto& [key, value] : data->Facts()) ctx.record(key, value);

@@ -75,6 +75,7 @@ class RunnerContext : public TrialContext {
   std::string artifact_dir() override;
   int64_t host_memory_limit() const override;
   void set_host_memory_limit(int64_t bytes) override;
+  Collectives* collectives() override { return collectives_.get(); }
 
   /// After on_train_begin: no more probes, so the weights they restored from are freed.
   void EndTrainBegin();
@@ -88,6 +89,7 @@ class RunnerContext : public TrialContext {
   data::DataSource* data_ = nullptr;
   Step* step_ = nullptr;
   bool in_train_begin_ = false;
+  std::unique_ptr<Collectives> collectives_;  ///< a data-parallel trial's process group
 
  private:
   const nlohmann::json& config_;

@@ -20,7 +20,8 @@ struct StepPlan {
   int64_t measured = 0;   ///< steps (50 / 100 by default), or train.epochs x batches per epoch, at least 1
   int64_t total = 0;      ///< warmup + measured
   int64_t per_epoch = 0;  ///< batches per epoch: on_epoch_end after each such many steps
-  int64_t batch = 0;      ///< samples per step
+  int64_t batch = 0;      ///< samples per step (of this process: a data-parallel rank's shard)
+  int64_t ranks = 1;      ///< data-parallel ranks: each step trains on batch x ranks samples in all
   int64_t tokens = 0;     ///< token data: tokens per sample (seq_len), for tokens_per_s; else 0
   bool eval = true;       ///< accuracy on the held-out split afterwards
 };

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/data_parallel.h"
 #include "engine/device.h"
 #include "report/stats.h"
 
@@ -20,7 +21,11 @@ void RecordTimings(const StepPlan& plan, const LoopResult& loop, TrialContext& c
   }
   if (measured_ms.empty()) return;
   const auto n = static_cast<int64_t>(measured_ms.size());
-  const double samples_per_s = static_cast<double>(plan.batch * n) * 1000.0 / measured_total;
+  double samples_per_s = static_cast<double>(plan.batch * n) * 1000.0 / measured_total;
+  if (Collectives* ranks = ctx.collectives()) {  // data-parallel: every rank's samples, summed
+    ctx.metric("rank_samples_per_s", samples_per_s, "samples/s");
+    samples_per_s = SumOverRanks(*ranks, ctx.device(), samples_per_s);
+  }
   ctx.metric("samples_per_s", samples_per_s, "samples/s");
   if (plan.tokens > 0) ctx.metric("tokens_per_s", samples_per_s * static_cast<double>(plan.tokens), "tokens/s");
   ctx.metric("step_ms_median", report::Percentile(measured_ms, 0.5), "ms");
@@ -39,7 +44,7 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
   for (int64_t i = 0; i < loop.done; ++i) {
     const bool warmup = i < plan.warmup;
     store::StepRow r{warmup ? "warmup" : "measure", warmup ? i : i - plan.warmup, loop.step_ms[i], loop.data_ms[i],
-                     plan.batch, lv[i]};
+                     plan.batch * plan.ranks, lv[i]};
     if (!std::isfinite(lv[i])) r.loss.reset();
     if (!std::isfinite(lv[i]) && first_bad < 0 && !plan.infer) first_bad = i;
     rec.steps.push_back(r);

@@ -1,9 +1,11 @@
 #include "spec/sweep_block.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "spec/checks.h"
 #include "spec/overrides.h"
@@ -33,6 +35,33 @@ void CollectPaths(const json& root, const json& schema, const std::string& prefi
     out->push_back(path);
     CollectPaths(root, sub, path, depth + 1, out);
   }
+}
+
+/// Why `path` (optimizations.TECHNIQUE.PARAMETER) cannot be an axis of `config`; nullopt when it can:
+/// a parameter its technique's schema names, of a technique the top-level `optimizations` turns on
+/// (so that every variant runs it).
+std::optional<std::string> TechniqueParameterProblem(const std::vector<std::string>& path, const json& config,
+                                                     const SchemaSet& schemas) {
+  const std::string hint = "a technique's parameter is swept as 'optimizations.TECHNIQUE.PARAMETER', e.g. "
+                           "'optimizations.data_parallel.world_size'";
+  if (path.size() != 3) return hint;
+  const auto schema = schemas.techniques.find(path[1]);
+  if (schema == schemas.techniques.end()) return fmt::format("unknown technique {}; {}", Quote(path[1]), hint);
+  std::vector<std::string> params;
+  if (const json* s = ResolveRef(schema->second, &schema->second); s && s->contains("properties"))
+    for (const auto& [name, sub] : s->at("properties").items()) params.push_back(name);
+  if (std::find(params.begin(), params.end(), path[2]) == params.end()) {
+    std::string note = fmt::format("{} has no parameter {}", Quote(path[1]), Quote(path[2]));
+    const std::string guess = DidYouMean(path[2], params);
+    if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
+    return note;
+  }
+  const json& top = config.value("optimizations", json::object());
+  if (!top.is_object() || !top.contains(path[1]))
+    return fmt::format("{} sweeps a parameter of a technique the experiment does not run: add {} to the top-level "
+                       "'optimizations'",
+                       Quote(fmt::format("{}", fmt::join(path, "."))), Quote(path[1]));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -98,9 +127,12 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
         if (why != NotAxes().end()) {
           issues->push_back({at, true, fmt::format("{} cannot be a sweep axis", Quote(key)), {why->second}});
         } else if (axis.path.front() == "optimizations") {
-          issues->push_back({at, true, fmt::format("unknown axis {} in 'sweep.axes'", Quote(key)),
-                             {"technique parameters cannot be swept; the 'optimizations' axis switches whole "
-                              "techniques on and off, with the parameters given under the top-level 'optimizations'"}});
+          if (auto why = TechniqueParameterProblem(axis.path, config, schemas)) {
+            issues->push_back({at, true, fmt::format("unknown axis {} in 'sweep.axes'", Quote(key)), {*why}});
+            continue;
+          }
+          sweep.axes.push_back(std::move(axis));  // a technique's parameter: optimizations.TECHNIQUE.PARAMETER
+          continue;
         } else {
           std::string note = "expected a config path such as 'precision', 'data.batch_size' or "
                              "'train.optimizer.lr', or 'optimizations'";
@@ -127,6 +159,18 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
       }
     }
     sweep.axes.push_back(std::move(axis));
+  }
+
+  // A swept parameter's technique is on in every variant: not also switched by the optimizations axis.
+  for (const auto& param : sweep.axes) {
+    if (param.techniques || param.path.front() != "optimizations") continue;
+    for (const auto& switched : sweep.axes)
+      if (switched.techniques &&
+          std::find(switched.values.begin(), switched.values.end(), json(param.path[1])) != switched.values.end())
+        issues->push_back({PointerAppend("/sweep/axes", param.key), true,
+                           fmt::format("axis {} sweeps a parameter of {}, which the 'optimizations' axis switches "
+                                       "on and off", Quote(param.key), Quote(param.path[1])),
+                           {"sweep a technique's parameters or switch it, not both"}});
   }
 
   std::vector<std::string> axis_keys;

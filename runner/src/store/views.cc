@@ -157,6 +157,46 @@ JOIN v a ON a.run_id = (
     AND (p.started_at < b.started_at OR (p.started_at = b.started_at AND p.run_id < b.run_id))
   ORDER BY p.started_at DESC, p.run_id DESC LIMIT 1)
  AND a.config_hash = b.config_hash;
+
+CREATE VIEW scaling AS
+WITH t AS (
+  SELECT
+    ts.run_id AS run_id,
+    ts.trial_id AS trial_id,
+    ts.experiment AS experiment,
+    ts.label AS label,
+    ts.repeat_index AS repeat_index,
+    ts.samples_per_s AS samples_per_s,
+    COALESCE(CAST(json_extract(tr.config_json, '$.optimizations.data_parallel.world_size') AS INTEGER), 1)
+      AS world_size,
+    json_type(tr.config_json, '$.optimizations.data_parallel') IS NOT NULL AS data_parallel,
+    json_remove(tr.config_json, '$.optimizations.data_parallel') AS scaling_group
+  FROM trial_summary ts
+  JOIN trials tr ON tr.id = ts.trial_id
+  WHERE ts.status = 'ok' AND ts.samples_per_s IS NOT NULL
+),
+reference AS (
+  SELECT run_id, scaling_group, data_parallel, AVG(samples_per_s) AS samples_per_s
+  FROM t
+  WHERE world_size = 1
+  GROUP BY run_id, scaling_group, data_parallel
+)
+SELECT
+  t.run_id AS run_id,
+  t.trial_id AS trial_id,
+  t.experiment AS experiment,
+  t.label AS label,
+  t.repeat_index AS repeat_index,
+  t.world_size AS world_size,
+  t.samples_per_s AS samples_per_s,
+  r.samples_per_s AS reference_samples_per_s,
+  r.data_parallel AS reference_data_parallel,
+  t.samples_per_s / r.samples_per_s AS speedup,
+  t.samples_per_s / (t.world_size * r.samples_per_s) AS scaling_efficiency
+FROM t
+JOIN reference r ON r.run_id = t.run_id AND r.scaling_group = t.scaling_group
+ AND r.data_parallel = (SELECT MAX(r2.data_parallel) FROM reference r2
+                        WHERE r2.run_id = t.run_id AND r2.scaling_group = t.scaling_group);
 )sql";
 
 }  // namespace

@@ -156,3 +156,35 @@ TEST(SweepMessages, CheckSize) {
 
 }  // namespace
 }  // namespace runx::spec::test
+
+namespace runx::spec::test {
+namespace {
+
+TEST(SweepMessages, TechniqueParameterAxes) {
+  EXPECT_EQ(RenderText(kBase + "optimizations: {amp: {}}\nsweep: {axes: {optimizations.amp.dtyp: [fp16, bf16]}}\n"),
+            "x.yaml:6:16: error: unknown axis 'optimizations.amp.dtyp' in 'sweep.axes'\n"
+            "    6 | sweep: {axes: {optimizations.amp.dtyp: [fp16, bf16]}}\n"
+            "      |                ^\n"
+            "note: 'amp' has no parameter 'dtyp'; did you mean 'dtype'?\n");
+  EXPECT_EQ(RenderText(kBase + "sweep: {axes: {optimizations.amp.dtype: [fp16, bf16]}}\n"),
+            "x.yaml:5:16: error: unknown axis 'optimizations.amp.dtype' in 'sweep.axes'\n"
+            "    5 | sweep: {axes: {optimizations.amp.dtype: [fp16, bf16]}}\n"
+            "      |                ^\n"
+            "note: 'optimizations.amp.dtype' sweeps a parameter of a technique the experiment does not run: add "
+            "'amp' to the top-level 'optimizations'\n");
+  EXPECT_EQ(RenderText(kBase + "optimizations: {amp: {}}\nsweep: {axes: {optimizations.amp.dtype: [fp16, fp8]}}\n"),
+            "x.yaml:6:48: error: unknown dtype 'fp8'\n"
+            "    6 | sweep: {axes: {optimizations.amp.dtype: [fp16, fp8]}}\n"
+            "      |                                                ^\n"
+            "note: expected one of 'fp16', 'bf16'\n");
+  EXPECT_EQ(RenderText(kBase + "optimizations: {amp: {}}\n"
+                               "sweep: {axes: {optimizations: [amp], optimizations.amp.dtype: [fp16, bf16]}}\n"),
+            "x.yaml:6:38: error: axis 'optimizations.amp.dtype' sweeps a parameter of 'amp', which the "
+            "'optimizations' axis switches on and off\n"
+            "    6 | sweep: {axes: {optimizations: [amp], optimizations.amp.dtype: [fp16, bf16]}}\n"
+            "      |                                      ^\n"
+            "note: sweep a technique's parameters or switch it, not both\n");
+}
+
+}  // namespace
+}  // namespace runx::spec::test

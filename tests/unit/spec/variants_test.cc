@@ -192,3 +192,20 @@ TEST(Variants, SingleIsTheConfigWithoutScheduleKeys) {
 
 }  // namespace
 }  // namespace runx::spec::test
+
+namespace runx::spec::test {
+namespace {
+
+TEST(Sweep, ATechniqueParameterIsAnAxis) {
+  const Plan plan = PlanOf("optimizations: {amp: {loss_scale: none}}\n"
+                           "sweep: {axes: {optimizations.amp.dtype: [fp16, bf16]}}\n");
+  EXPECT_EQ(Labels(plan), (Strings{"baseline", "dtype=bf16"}));
+  EXPECT_EQ(Variant(plan, "dtype=bf16").differs, "optimizations.amp.dtype=bf16");
+  // The technique runs in every variant, with its other parameters as written.
+  EXPECT_EQ(Variant(plan, "baseline").config["optimizations"]["amp"]["dtype"], json("fp16"));
+  EXPECT_EQ(Variant(plan, "dtype=bf16").config["optimizations"]["amp"]["dtype"], json("bf16"));
+  EXPECT_EQ(Variant(plan, "dtype=bf16").config["optimizations"]["amp"]["loss_scale"], json("none"));
+}
+
+}  // namespace
+}  // namespace runx::spec::test

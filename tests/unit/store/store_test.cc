@@ -52,14 +52,15 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
   Store store = Store::Open(path);
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(store.schema_version(), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 4);
+  EXPECT_EQ(LatestSchemaVersion(), 5);
   EXPECT_EQ(store.path(), path);
   EXPECT_EQ(SchemaObjects(store.db(), "table"),
             (std::set<std::string>{"schema_version", "experiments", "runs", "trials", "steps",
                                    "metrics", "environment", "variant_stats", "run_trials",
                                    "claims"}));
   EXPECT_EQ(SchemaObjects(store.db(), "view"),
-            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary", "variant_changes"}));
+            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary", "variant_changes",
+                                   "scaling"}));
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
 }
 
@@ -100,7 +101,7 @@ TEST_F(StoreTest, RefusesNewerSchemaVersion) {
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
               "results store '" + path +
-                  "' has schema version 99, this runx supports up to 4; upgrade runx");
+                  "' has schema version 99, this runx supports up to 5; upgrade runx");
   }
 }
 
