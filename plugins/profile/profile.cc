@@ -64,12 +64,12 @@ class Profile : public runx::Technique {
   nlohmann::json resolve(const nlohmann::json& params, const runx::TrialPlan& plan) override {
     nlohmann::json out = params.is_object() ? params : nlohmann::json::object();
     out["steps"] = steps_;
-    out["start"] = start_ >= 0 ? start_ : std::max<int64_t>(0, WarmupSteps(plan.config()) - steps_);
+    out["start"] = Start(plan.config());
     return out;
   }
 
   void on_setup(runx::TrialContext& trial) override {
-    if (start_ < 0) start_ = std::max<int64_t>(0, WarmupSteps(trial.config()) - steps_);
+    start_ = Start(trial.config());
     cuda_ = trial.device().is_cuda();
     if (start_ + steps_ > WarmupSteps(trial.config()))
       trial.note("profile: steps " + std::to_string(start_) + "-" + std::to_string(start_ + steps_ - 1) +
@@ -78,11 +78,11 @@ class Profile : public runx::Technique {
 
   void on_batch(runx::Batch&, runx::TrialContext&) override {
     if (step_ != start_ || active_) return;
-    activities_ = {ActivityType::CPU};
-    if (cuda_) activities_.insert(ActivityType::CUDA);
+    std::set<ActivityType> activities{ActivityType::CPU};
+    if (cuda_) activities.insert(ActivityType::CUDA);
     const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/false, /*profile_memory=*/false);
-    prof::prepareProfiler(config, activities_);
-    prof::enableProfiler(config, activities_);
+    prof::prepareProfiler(config, activities);
+    prof::enableProfiler(config, activities);
     active_ = true;
     t0_ = std::chrono::steady_clock::now();
   }
@@ -114,6 +114,11 @@ class Profile : public runx::Technique {
   }
 
  private:
+  /// The first profiled step: `start`, else the last `steps` warm-up steps.
+  int64_t Start(const nlohmann::json& config) const {
+    return start_ >= 0 ? start_ : std::max<int64_t>(0, WarmupSteps(config) - steps_);
+  }
+
   void Summarize(prof::ProfilerResult& result, double wall_us, runx::TrialContext& trial) const {
     std::map<std::string, Total> kernels, ops;
     std::vector<std::pair<double, double>> busy;  // device kernel intervals, for the busy time
@@ -135,7 +140,8 @@ class Profile : public runx::Technique {
     std::vector<std::pair<std::string, Total>> sorted(totals.begin(), totals.end());
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.us > b.second.us; });
     double sum_us = 0;
-    for (const auto& [name, t] : sorted) sum_us += t.us;
+    int64_t calls = 0;
+    for (const auto& [name, t] : sorted) sum_us += t.us, calls += t.calls;
     nlohmann::json top = nlohmann::json::array();
     for (size_t i = 0; i < sorted.size() && static_cast<int64_t>(i) < top_; ++i) {
       const auto& [name, t] = sorted[i];
@@ -156,14 +162,10 @@ class Profile : public runx::Technique {
         if (s > end) union_us += e - s, end = e;
         else if (e > end) union_us += e - end, end = e;
       }
-      int64_t calls = 0;
-      for (const auto& [name, t] : kernels) calls += t.calls;
       trial.metric("profile.kernel_ms_per_step", sum_us / n / 1000.0, "ms");
       trial.metric("profile.kernels_per_step", static_cast<double>(calls) / n);
       trial.metric("profile.device_busy", wall_us > 0 ? union_us / wall_us : 0.0);
     } else {
-      int64_t calls = 0;
-      for (const auto& [name, t] : ops) calls += t.calls;
       trial.metric("profile.ops_per_step", static_cast<double>(calls) / n);
     }
   }
@@ -188,7 +190,6 @@ class Profile : public runx::Technique {
 
   int64_t steps_ = 3, start_ = -1, top_ = 20, step_ = 0;
   bool trace_ = true, cuda_ = false, active_ = false;
-  std::set<ActivityType> activities_;
   std::chrono::steady_clock::time_point t0_;
 };
 
