@@ -1,0 +1,256 @@
+"""Compiles a whole TRAINING step (forward + loss + backward) ahead of time with AOTInductor, as a
+.pt2 package that C++ loads with torch::inductor::AOTIModelPackageLoader; checks the step against
+eager PyTorch first and measures it against eager and torch.compile in the same process.
+
+  python3 bench/compile_step.py --model resnet50 --batch 256 -o rn50-step-b256.pt2
+  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last -o rn50-step-bf16cl.pt2
+  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --configs eager,compile,joint-compile
+  python3 bench/compile_step.py --module my_net.py:build --num-classes 10 --batch 128 -o net-step.pt2
+
+Pipeline: aot_export_module(trace_joint=True) traces the step into one functional joint graph
+(params, buffers, x, y) -> (new buffer values, loss, gradients); the graph is run as a plain
+function for --check-steps SGD steps against eager; then torch.export + aoti_compile_and_package
+turn it into the package. The optimizer stays outside: the caller applies the buffer updates and
+steps on the gradients. FILE.pt2.json lists the package's inputs and outputs in order, with runx's
+names for runx's own models (runner/src/models/resnet.cc). Without -o nothing is packaged;
+--skip-package runs torch.export only and writes the sidecar without a package.
+
+--module FILE.py:FN: FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 32));
+labels are drawn from [0, --num-classes). Exit status: 1 if the check fails, 2 if export or
+packaging fails (the traceback is printed).
+"""
+import argparse, copy, importlib.util, json, os, re, sys, time, traceback
+import torch
+from torch._functorch.aot_autograd import aot_export_module
+
+RUNX_RESNETS = {"resnet18", "resnet34", "resnet50", "resnet101"}  # MakeResNet's depths
+
+def runx_name(model, torch_name):
+    """runx's ResNet registers its blocks flat on the model, "layer1_0", where torchvision nests them
+    in Sequentials, "layer1.0"; everything else has torchvision's name in runx too: conv1, bn1, fc,
+    the blocks' conv1-3/bn1-3, downsample.0 (conv) / downsample.1 (BatchNorm), and BatchNorm's
+    weight, bias, running_mean, running_var, num_batches_tracked."""
+    if model in RUNX_RESNETS:
+        return re.sub(r"^layer(\d)\.(\d+)\.", r"layer\1_\2.", torch_name)
+    return torch_name
+
+def build_model(a):
+    if a.module:
+        path, _, fn = a.module.partition(":")
+        spec = importlib.util.spec_from_file_location("user_model", path)
+        mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+        net, shape = getattr(mod, fn or "build")()
+        return net, tuple(int(d) for d in shape)
+    import torchvision
+    return getattr(torchvision.models, a.model)(num_classes=a.num_classes), (3, a.image_size, a.image_size)
+
+class Step(torch.nn.Module):
+    """The traced step: (x, y) -> (loss,), forward and loss under autocast when amp is a dtype."""
+    def __init__(self, model, amp):
+        super().__init__()
+        self.model, self.amp = model, amp
+    def forward(self, x, y):
+        with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None):
+            return (torch.nn.functional.cross_entropy(self.model(x), y),)
+
+class Joint(torch.nn.Module):
+    """The joint graph as a module for torch.export: all inputs positional, a flat tuple out."""
+    def __init__(self, gm):
+        super().__init__()
+        self.gm = gm
+    def forward(self, *args):
+        return tuple(self.gm(*args))
+
+def tensor_info(val):
+    return {"shape": list(val.shape), "dtype": str(val.dtype).removeprefix("torch."), "stride": list(val.stride())}
+
+def layout(gm, sig, model):
+    """The joint graph's calling convention, from its placeholders and output node: inputs are the
+    parameters (sig.parameters order), buffers (sig.buffers), x, y; outputs are the mutated buffers'
+    new values, the loss, the parameters' gradients. "fqn" is the Step's name (model.…)."""
+    assert not sig.input_tokens and not sig.user_inputs_to_mutate, "unexpected tokens or input mutations"
+    user = dict(zip(sig.user_inputs, ("input", "target")))
+    inputs, outputs = [], []
+    for n in (n for n in gm.graph.nodes if n.op == "placeholder"):
+        if n.name in sig.inputs_to_parameters: kind, fqn = "parameter", sig.inputs_to_parameters[n.name]
+        elif n.name in sig.inputs_to_buffers: kind, fqn = "buffer", sig.inputs_to_buffers[n.name]
+        else: kind, fqn = user[n.name], user[n.name]
+        inputs.append({"kind": kind, "fqn": fqn, **tensor_info(n.meta["val"])})
+    assert [i["fqn"] for i in inputs] == [*sig.parameters, *sig.buffers, "input", "target"], "input order"
+    grads = sig.backward_signature.gradients_to_parameters
+    out_node = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    for n in out_node.args[0]:
+        if n.name in sig.buffers_to_mutate: kind, fqn = "buffer_update", sig.buffers_to_mutate[n.name]
+        elif n.name in sig.user_outputs: kind, fqn = "loss", "loss"
+        else: kind, fqn = "gradient", grads[n.name]
+        outputs.append({"kind": kind, "fqn": fqn, **tensor_info(n.meta["val"])})
+    for e in inputs + outputs:
+        e["torch_name"] = e["fqn"].removeprefix("model.")
+        e["name"] = runx_name(model, e["torch_name"])
+    return inputs, outputs
+
+def joint_step_fn(fn, step, opt, inputs, outputs):
+    """One SGD step with fn (the joint graph, or a compiled version of it) on step's tensors."""
+    state = {**dict(step.named_parameters()), **dict(step.named_buffers())}
+    args = [state[i["fqn"]] for i in inputs if i["kind"] in ("parameter", "buffer")]
+    targets = [state.get(o["fqn"]) for o in outputs]
+    kinds = [o["kind"] for o in outputs]
+    def f(x, y):
+        with torch.no_grad():
+            for kind, t, v in zip(kinds, targets, fn(*args, x, y)):
+                if kind == "buffer_update": t.copy_(v)
+                elif kind == "gradient": t.grad = v
+                else: loss = v
+        opt.step(); opt.zero_grad(set_to_none=True)
+        return loss
+    return f
+
+def eager_step_fn(step, opt):
+    """peer_resnet50.py's step: autocast forward + loss, backward, SGD, zero_grad(set_to_none)."""
+    def f(x, y):
+        loss, = step(x, y)
+        loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
+        return loss
+    return f
+
+def check(a, init, amp, joint_gm, inputs, outputs, x, y):
+    """K SGD steps (lr 0.01, momentum 0.9) from the same weights: joint graph against eager."""
+    runs = {}
+    for name in ("joint", "eager"):
+        step = Step(copy.deepcopy(init), amp)
+        opt = torch.optim.SGD(step.parameters(), lr=0.01, momentum=0.9)
+        f = joint_step_fn(joint_gm, step, opt, inputs, outputs) if name == "joint" else eager_step_fn(step, opt)
+        losses = []
+        for k in range(a.check_steps):
+            torch.manual_seed(1000 + k)  # the same dropout draws, where the graph draws them in eager's order
+            losses.append(f(x, y).item())
+        runs[name] = (losses, step)
+    tol = 2e-2 if amp else 1e-3
+    worst = 0.0
+    for k, (lj, le) in enumerate(zip(runs["joint"][0], runs["eager"][0])):
+        rel = abs(lj - le) / max(abs(le), 1e-12)
+        worst = max(worst, rel)
+        print(f"check step {k}: loss joint {lj:.6f} eager {le:.6f} rel diff {rel:.2e}", flush=True)
+    pj, pe = (dict(r[1].named_parameters()) for r in (runs["joint"], runs["eager"]))
+    wdiff = max((pj[n] - pe[n]).abs().max().item() for n in pj)
+    ok = worst <= tol
+    print(f"check: max rel loss diff {worst:.2e} (tolerance {tol:.0e}), max abs weight diff after "
+          f"{a.check_steps} steps {wdiff:.2e}: {'ok' if ok else 'FAILED'}", flush=True)
+    return ok
+
+def package(a, joint_gm, step, inputs, x, y):
+    """torch.export of the joint graph, then AOTInductor; returns the sidecar's timing fields."""
+    state = {**dict(step.named_parameters()), **dict(step.named_buffers())}
+    example = [state[i["fqn"]].detach() for i in inputs if i["kind"] in ("parameter", "buffer")] + [x, y]
+    t0 = time.time()
+    ep = torch.export.export(Joint(joint_gm), tuple(example), strict=False)
+    t1 = time.time()
+    print(f"torch.export: {t1 - t0:.1f} s, {len(ep.graph.nodes)} nodes", flush=True)
+    if a.skip_package:
+        return {"file": None, "torch_export_s": round(t1 - t0, 1)}
+    path = torch._inductor.aoti_compile_and_package(ep, package_path=a.output)
+    t2 = time.time()
+    size = os.path.getsize(path)
+    print(f"aoti_compile_and_package: {t2 - t1:.1f} s, {path}: {size / 2**20:.1f} MiB", flush=True)
+    return {"file": os.path.basename(path), "torch_export_s": round(t1 - t0, 1),
+            "compile_s": round(t2 - t1, 1), "bytes": size}
+
+def sidecar(a, step, shape, inputs, outputs, fields):
+    try:
+        import triton
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
+    strip = lambda e: {k: e[k] for k in ("kind", "name", "torch_name", "shape", "dtype", "stride")}
+    info = {"format": "runx-compiled-step/1", "torch": torch.__version__, "triton": triton_version,
+            "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
+            "model": a.module or a.model, "batch": a.batch, "shape": list(shape),
+            "image_size": a.image_size, "num_classes": a.num_classes, "dtype": a.dtype,
+            "channels_last": a.channels_last, "parameter_count": sum(p.numel() for p in step.parameters()),
+            **fields, "inputs": [strip(e) for e in inputs], "outputs": [strip(e) for e in outputs]}
+    with open(a.output + ".json", "w") as f:
+        json.dump(info, f, indent=1)
+    print(f"wrote {a.output}.json", flush=True)
+
+def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
+    """Each config from the same weights, SGD(lr 0.1, momentum 0.9) as peer_resnet50.py; the first
+    call (compilation included) timed alone, then warm-up, then --measure steps with CUDA events."""
+    rows = []
+    for cfg in a.configs.split(","):
+        torch._dynamo.reset()
+        step = Step(copy.deepcopy(init), amp)
+        opt = torch.optim.SGD(step.parameters(), lr=0.1, momentum=0.9)
+        if cfg == "eager": f = eager_step_fn(step, opt)
+        elif cfg == "compile": f = torch.compile(eager_step_fn(step, opt))
+        elif cfg == "joint-compile": f = joint_step_fn(torch.compile(joint_gm), step, opt, inputs, outputs)
+        else: raise SystemExit(f"unknown config {cfg}")
+        t0 = time.time(); f(x, y); torch.cuda.synchronize(); first_s = time.time() - t0
+        for _ in range(a.warmup): f(x, y)
+        torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(a.measure): f(x, y)
+        e.record(); torch.cuda.synchronize()
+        ms = s.elapsed_time(e) / a.measure
+        r = {"peer": "pytorch-" + torch.__version__, "model": a.module or a.model, "config": cfg,
+             "dtype": a.dtype, "channels_last": a.channels_last, "batch": a.batch,
+             "ms_per_step": round(ms, 3), "samples_per_s": round(a.batch * 1000 / ms, 1),
+             "first_step_s": round(first_s, 1), "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)}
+        print(json.dumps(r), flush=True)
+        rows.append(r)
+    print(f"\n{'config':<15}{'first step s':>13}{'ms/step':>10}{'img/s':>10}")
+    for r in rows:
+        print(f"{r['config']:<15}{r['first_step_s']:>13.1f}{r['ms_per_step']:>10.2f}{r['samples_per_s']:>10.1f}")
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="resnet50", help="a torchvision.models builder")
+    ap.add_argument("--module", help="FILE.py:FN returning (nn.Module, sample shape)")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--num-classes", type=int, default=1000)
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--check-steps", type=int, default=3)
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("-o", "--output", help="the package, FILE.pt2 (no packaging without it)")
+    ap.add_argument("--skip-package", action="store_true", help="torch.export and the sidecar only")
+    ap.add_argument("--measure", type=int, default=50, help="timed steps per config (0: none)")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--configs", default="eager,compile,joint-compile")
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.backends.cudnn.benchmark = True
+    amp = torch.bfloat16 if a.dtype == "bf16" else None
+    net, shape = build_model(a)
+    net = net.cuda().train()
+    x = torch.randn(a.batch, *shape, device="cuda")
+    if a.channels_last:
+        net = net.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, a.num_classes, (a.batch,), device="cuda")
+    init = copy.deepcopy(net)  # every run below starts from these weights
+    step = Step(net, amp)
+
+    t0 = time.time()
+    joint_gm, sig = aot_export_module(step, [x, y], trace_joint=True, output_loss_index=0)
+    print(f"aot_export_module: {time.time() - t0:.1f} s, {len(joint_gm.graph.nodes)} nodes, "
+          f"{len(sig.parameters)} parameters, {len(sig.buffers)} buffers ({len(sig.buffers_to_mutate)} updated)", flush=True)
+    inputs, outputs = layout(joint_gm, sig, None if a.module else a.model)
+
+    if not a.no_check and not check(a, init, amp, joint_gm, inputs, outputs, x, y):
+        return 1
+    if a.output:
+        try:
+            fields = package(a, joint_gm, Step(copy.deepcopy(init), amp), inputs, x, y)
+        except Exception:
+            traceback.print_exc()
+            return 2
+        sidecar(a, step, shape, inputs, outputs, fields)
+    if a.measure:
+        measure(a, init, amp, joint_gm, inputs, outputs, x, y)
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
