@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/{dataset-fashion-mnist,fortunes}_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 step tests
 #   (dp1: data_parallel's world-size-1 overhead on one GPU; dp: its scaling over several GPUs against DDP)
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
@@ -158,13 +158,27 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       section dp1; source build-device/env.sh
       log dp1-doctor $R doctor
       log dp1-overhead $R bench/data-parallel-overhead.yaml --db "$DB" --force --export-markdown "$OUT/dp1.md"
-      $R query --db "$DB" "SELECT label, status, error, round(samples_per_s, 1) AS samples_per_s, round(speedup, 4) AS speedup
+      $R query --db "$DB" "SELECT label, status, round(samples_per_s, 1) AS samples_per_s, round(speedup, 4) AS speedup
         FROM speedups WHERE run_id = (SELECT max(id) FROM runs) ORDER BY trial_id" > "$OUT/dp1-trials.log" 2>&1
       cat "$OUT/dp1-trials.log"
       ;;
     dp)  # ResNet-50 bf16 scaling over 1, 2, 4, 8 GPUs: runx data_parallel against PyTorch DDP (multi-GPU machines)
       section dp; source build-device/env.sh
       RUNX=$R OUT="$OUT/dp" TAIL=12 log dp-scaling bash bench/data-parallel.sh
+      ;;
+    step)  # issue 13: a whole training step (forward+backward) compiled by AOTInductor, run from C++ by the probe,
+           # against PyTorch eager, torch.compile and the joint graph compiled in Python, in the same call
+      section step; source build-device/env.sh
+      P=${STEP_DIR:-build-device/pt2}; mkdir -p "$P"
+      # name model batch dtype [channels-last]
+      for spec in ${STEP_SPECS:-rn18-b32:resnet18:32:fp32 rn50-b256-bf16cl:resnet50:256:bf16:cl}; do
+        IFS=: read -r name model batch dtype cl <<< "$spec"
+        extra=(); [ "$cl" = cl ] && extra=(--channels-last)
+        log "step-pkg-$name" python3 bench/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
+          "${extra[@]}" -o "$P/$name.pt2" --measure "${STEP_MEASURE:-50}" --configs "${STEP_CONFIGS:-eager,compile,joint-compile}"
+        [ -f "$P/$name.pt2" ] && log "step-cxx-$name" ./build-device/runx_compiled_step_probe "$P/$name.pt2" "${STEP_MEASURE:-50}"
+        cp "$P/$name.pt2.json" "$OUT/" 2>/dev/null
+      done
       ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes
