@@ -9,15 +9,16 @@ eager PyTorch first and measures it against eager and torch.compile in the same 
 
 Pipeline: aot_export_module(trace_joint=True) traces the step into one functional joint graph
 (params, buffers, x, y) -> (new buffer values, loss, gradients); the graph is run as a plain
-function for --check-steps SGD steps against eager; then torch.export + aoti_compile_and_package
-turn it into the package. The optimizer stays outside: the caller applies the buffer updates and
+function for --check-steps SGD steps against eager; then AOTInductor compiles that graph module
+into the package (--package-from export: torch.export + aoti_compile_and_package instead, 2.3x
+slower at run time). The optimizer stays outside: the caller applies the buffer updates and
 steps on the gradients. FILE.pt2.json lists the package's inputs and outputs in order, with runx's
 names for runx's own models (runner/src/models/resnet.cc). Without -o nothing is packaged;
 --skip-package runs torch.export only and writes the sidecar without a package.
 
 --module FILE.py:FN: FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 32));
 labels are drawn from [0, --num-classes). Exit status: 1 if the check fails, 2 if export or
-packaging fails (the traceback is printed).
+packaging fails (the traceback is printed; the measurements still run).
 """
 import argparse, copy, importlib.util, json, os, re, sys, time, traceback
 import torch
@@ -143,12 +144,29 @@ def package(a, joint_gm, step, inputs, x, y):
     state = {**dict(step.named_parameters()), **dict(step.named_buffers())}
     example = [state[i["fqn"]].detach() for i in inputs if i["kind"] in ("parameter", "buffer")] + [x, y]
     t0 = time.time()
-    ep = torch.export.export(Joint(joint_gm), tuple(example), strict=False)
-    t1 = time.time()
-    print(f"torch.export: {t1 - t0:.1f} s, {len(ep.graph.nodes)} nodes", flush=True)
-    if a.skip_package:
-        return {"file": None, "torch_export_s": round(t1 - t0, 1)}
-    path = torch._inductor.aoti_compile_and_package(ep, package_path=a.output)
+    if a.layout_opt == "force":
+        torch._inductor.config.force_layout_optimization = True
+    from torch._inductor.graph import GraphLowering
+    print(f"Inductor's layout optimization on the joint graph: decide_layout_opt={GraphLowering.decide_layout_opt(joint_gm, is_inference=True)}, "
+          f"force_layout_optimization={torch._inductor.config.force_layout_optimization}", flush=True)
+    if a.package_from == "graph":
+        # AOTInductor on the joint graph itself. Through torch.export instead, the package's
+        # intermediate activations come out contiguous where Inductor keeps them channels-last
+        # (91 layout copies and 2.3x slower Triton kernels per ResNet-50 step, docs/benchmarks.md).
+        t1 = time.time()
+        from torch._inductor import _aoti_compile_and_package_inner
+        gm = copy.deepcopy(joint_gm)
+        for n in gm.graph.nodes:  # aot_export_module's fake tensors: AOTInductor traces with its own
+            n.meta.pop("val", None); n.meta.pop("tensor_meta", None)
+        path = _aoti_compile_and_package_inner(gm, tuple(example), package_path=a.output,
+                                               inductor_configs={"aot_inductor.package": True})
+    else:
+        ep = torch.export.export(Joint(joint_gm), tuple(example), strict=False)
+        t1 = time.time()
+        print(f"torch.export: {t1 - t0:.1f} s, {len(ep.graph.nodes)} nodes", flush=True)
+        if a.skip_package:
+            return {"file": None, "torch_export_s": round(t1 - t0, 1)}
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=a.output)
     t2 = time.time()
     size = os.path.getsize(path)
     print(f"aoti_compile_and_package: {t2 - t1:.1f} s, {path}: {size / 2**20:.1f} MiB", flush=True)
@@ -183,6 +201,8 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
         if cfg == "eager": f = eager_step_fn(step, opt)
         elif cfg == "compile": f = torch.compile(eager_step_fn(step, opt))
         elif cfg == "joint-compile": f = joint_step_fn(torch.compile(joint_gm), step, opt, inputs, outputs)
+        elif cfg == "joint-compile-cpp":  # Inductor's C++ wrapper, as AOTInductor generates it, but JIT
+            f = joint_step_fn(torch.compile(joint_gm, options={"cpp_wrapper": True}), step, opt, inputs, outputs)
         else: raise SystemExit(f"unknown config {cfg}")
         t0 = time.time(); f(x, y); torch.cuda.synchronize(); first_s = time.time() - t0
         for _ in range(a.warmup): f(x, y)
@@ -192,6 +212,8 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
         for _ in range(a.measure): f(x, y)
         e.record(); torch.cuda.synchronize()
         ms = s.elapsed_time(e) / a.measure
+        if a.profile_dir:
+            profile_kernels(f, x, y, a.profile_steps, os.path.join(a.profile_dir, f"{cfg}.json"))
         r = {"peer": "pytorch-" + torch.__version__, "model": a.module or a.model, "config": cfg,
              "dtype": a.dtype, "channels_last": a.channels_last, "batch": a.batch,
              "ms_per_step": round(ms, 3), "samples_per_s": round(a.batch * 1000 / ms, 1),
@@ -201,6 +223,25 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
     print(f"\n{'config':<15}{'first step s':>13}{'ms/step':>10}{'img/s':>10}")
     for r in rows:
         print(f"{r['config']:<15}{r['first_step_s']:>13.1f}{r['ms_per_step']:>10.2f}{r['samples_per_s']:>10.1f}")
+
+def profile_kernels(f, x, y, steps, path):
+    """The device kernels of `steps` steps, by name: {"steps": n, "kernels": {name: [calls, us]}},
+    the format bench/compiled_step_probe.cc writes and bench/kernel_diff.py compares."""
+    from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps): f(x, y)
+        torch.cuda.synchronize()
+    kernels = {}
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            k = kernels.setdefault(ev.name, [0, 0.0])
+            k[0] += 1; k[1] += ev.time_range.elapsed_us()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as out:
+        json.dump({"steps": steps, "kernels": kernels}, out)
+    total = sum(v[1] for v in kernels.values()) / steps / 1000
+    print(f"profile: {path}: {sum(v[0] for v in kernels.values()) / steps:.0f} kernels, {total:.2f} ms of kernel time per step", flush=True)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -219,6 +260,13 @@ def main():
     ap.add_argument("--measure", type=int, default=50, help="timed steps per config (0: none)")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--configs", default="eager,compile,joint-compile")
+    ap.add_argument("--layout-opt", choices=["auto", "force"], default="auto",
+                    help="force: Inductor's channels-last layout optimization on (force_layout_optimization)")
+    ap.add_argument("--package-from", choices=["graph", "export"], default="graph",
+                    help="graph (default): AOTInductor compiles the joint graph module itself; export: through "
+                         "torch.export first, which costs 2.3x at run time on ResNet-50 bf16+cl (docs/benchmarks.md)")
+    ap.add_argument("--profile-dir", help="after timing, profile each config's kernels into DIR/CONFIG.json")
+    ap.add_argument("--profile-steps", type=int, default=5)
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.backends.cudnn.benchmark = True
@@ -241,16 +289,17 @@ def main():
 
     if not a.no_check and not check(a, init, amp, joint_gm, inputs, outputs, x, y):
         return 1
+    status = 0
     if a.output:
         try:
             fields = package(a, joint_gm, Step(copy.deepcopy(init), amp), inputs, x, y)
+            sidecar(a, step, shape, inputs, outputs, fields)
         except Exception:
             traceback.print_exc()
-            return 2
-        sidecar(a, step, shape, inputs, outputs, fields)
+            status = 2
     if a.measure:
         measure(a, init, amp, joint_gm, inputs, outputs, x, y)
-    return 0
+    return status
 
 if __name__ == "__main__":
     sys.exit(main())

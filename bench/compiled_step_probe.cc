@@ -4,8 +4,11 @@
 // with momentum (at::_foreach ops, as torch.optim.SGD's foreach path does) to the gradients it
 // returns, and times N steps with CUDA events. Not part of runx: the measurement that decides the
 // design of the compiled_step technique. Build and run on the GPU machine (bench/gpu-checks.sh step):
+// PROBE_PROFILE=FILE.json also writes the kernels of 5 steps there (bench/kernel_diff.py compares).
 //   g++ -O2 -std=c++17 bench/compiled_step_probe.cc -o /tmp/probe $(python3 bench/torch_flags.py) && /tmp/probe FILE.pt2 50
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
 #include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/torch.h>
 
@@ -43,6 +47,37 @@ at::Tensor Make(const nlohmann::json& e, int64_t num_classes) {
   return t.normal_(0, kind == "input" ? 1.0 : 0.02);
 }
 
+// The device kernels of `steps` calls of `step`, by name, as bench/compile_step.py's --profile-dir
+// writes them: {"steps": n, "kernels": {name: [calls, us]}}.
+template <typename Step>
+void ProfileKernels(Step&& step, int steps, const std::string& path) {
+  namespace prof = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  const std::set<ActivityType> activities{ActivityType::CUDA};
+  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO, false, false);
+  torch::cuda::synchronize();
+  prof::prepareProfiler(config, activities);
+  prof::enableProfiler(config, activities);
+  for (int i = 0; i < steps; ++i) step();
+  torch::cuda::synchronize();
+  auto result = prof::disableProfiler();
+  nlohmann::json kernels = nlohmann::json::object();
+  int64_t calls = 0;
+  double us = 0;
+  for (const auto& e : result->events()) {
+    if (e.deviceType() != c10::DeviceType::CUDA) continue;
+    auto& k = kernels[e.name()];
+    if (k.is_null()) k = nlohmann::json::array({0, 0.0});
+    const double d = static_cast<double>(e.durationNs()) / 1000.0;
+    k[0] = k[0].get<int64_t>() + 1;
+    k[1] = k[1].get<double>() + d;
+    ++calls, us += d;
+  }
+  std::ofstream(path) << nlohmann::json{{"steps", steps}, {"kernels", kernels}}.dump();
+  std::printf("profile: %s: %.0f kernels, %.2f ms of kernel time per step\n", path.c_str(),
+              static_cast<double>(calls) / steps, us / steps / 1000.0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,9 +103,11 @@ int main(int argc, char** argv) {
     if (e["kind"] == "parameter") { params.push_back(inputs.back()); momenta.push_back(at::zeros_like(inputs.back())); }
   }
   std::vector<std::string> out_kind;
+  std::vector<std::vector<int64_t>> out_shape;
   std::vector<int> buffer_target;  // for each output: the input it updates (buffer_update), else -1
   for (const auto& o : side["outputs"]) {
     out_kind.push_back(o["kind"]);
+    out_shape.push_back(o["shape"].get<std::vector<int64_t>>());
     int target = -1;
     if (o["kind"] == "buffer_update")
       for (size_t i = 0; i < side["inputs"].size(); ++i)
@@ -83,7 +120,13 @@ int main(int argc, char** argv) {
     std::vector<at::Tensor> out = loader.run(inputs);
     std::vector<at::Tensor> grads;
     at::Tensor loss;
+    if (out.size() != out_kind.size())
+      throw std::runtime_error("the package returned " + std::to_string(out.size()) + " outputs, its sidecar lists " +
+                               std::to_string(out_kind.size()));
     for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].sizes() != c10::IntArrayRef(out_shape[i]))
+        throw std::runtime_error("output " + std::to_string(i) + " (" + side["outputs"][i]["name"].get<std::string>() +
+                                 ") has shape " + c10::str(out[i].sizes()) + ", the sidecar says " + c10::str(out_shape[i]));
       if (out_kind[i] == "buffer_update") inputs[buffer_target[i]].copy_(out[i]);
       else if (out_kind[i] == "loss") loss = out[i];
       else grads.push_back(out[i]);
@@ -107,6 +150,7 @@ int main(int argc, char** argv) {
   end.synchronize();
   last_loss = loss.item<double>();
   const double ms = start.elapsed_time(end) / steps;
+  if (const char* profile = std::getenv("PROBE_PROFILE")) ProfileKernels(step, 5, profile);
   std::printf("{\"probe\": \"runx-cxx-aoti-step\", \"package\": \"%s\", \"outputs\": %zu, \"load_s\": %.2f, "
               "\"first_step_s\": %.2f, \"ms_per_step\": %.3f, \"samples_per_s\": %.1f, \"first_loss\": %.4f, "
               "\"last_loss\": %.4f}\n",

@@ -175,9 +175,18 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
         IFS=: read -r name model batch dtype cl <<< "$spec"
         extra=(); [ "$cl" = cl ] && extra=(--channels-last)
         log "step-pkg-$name" python3 bench/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
-          "${extra[@]}" -o "$P/$name.pt2" --measure "${STEP_MEASURE:-50}" --configs "${STEP_CONFIGS:-eager,compile,joint-compile}"
+          "${extra[@]}" -o "$P/$name.pt2" ${STEP_PROFILE:+--profile-dir "$OUT/prof-$name"} ${STEP_PKG_ARGS:-} --measure "${STEP_MEASURE:-50}" --configs "${STEP_CONFIGS:-eager,compile,joint-compile}"
+        [ -n "${STEP_PROFILE:-}" ] && export PROBE_PROFILE="$OUT/prof-$name/cxx.json"
         [ -f "$P/$name.pt2" ] && log "step-cxx-$name" ./build-device/runx_compiled_step_probe "$P/$name.pt2" "${STEP_MEASURE:-50}"
+        [ -n "${STEP_PROFILE:-}" ] && for c in $(echo "${STEP_CONFIGS:-eager,compile,joint-compile}" | tr , ' '); do
+            TAIL=40 log "step-diff-$name-$c" python3 bench/kernel_diff.py "$OUT/prof-$name/$c.json" "$OUT/prof-$name/cxx.json"; done
+        [ -n "${STEP_PROFILE:-}" ] && [ -f "$P/$name.pt2" ] && python3 -c 'import sys, zipfile, os
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if n.endswith((".cpp", ".h", ".json")) and z.getinfo(n).file_size < 20 << 20:
+        open(os.path.join(sys.argv[2], os.path.basename(n)), "wb").write(z.read(n)); print(n)' "$P/$name.pt2" "$OUT/prof-$name"
         cp "$P/$name.pt2.json" "$OUT/" 2>/dev/null
+        [ -d "$OUT/prof-$name" ] && tar -C "$OUT" -czf "$OUT/prof-$name.tgz" "prof-$name" && rm -rf "$OUT/prof-$name"
       done
       ;;
     tests)
