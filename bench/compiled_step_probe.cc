@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i].sizes() != c10::IntArrayRef(out_shape[i]))
         throw std::runtime_error("output " + std::to_string(i) + " (" + side["outputs"][i]["name"].get<std::string>() +
-                                 ") has shape " + c10::str(out[i].sizes()) + ", the sidecar says " + c10::str(out_shape[i]));
+                                 ") has shape " + c10::str(out[i].sizes()) + ", the sidecar says " + c10::str(c10::IntArrayRef(out_shape[i])));
       if (out_kind[i] == "buffer_update") inputs[buffer_target[i]].copy_(out[i]);
       else if (out_kind[i] == "loss") loss = out[i];
       else grads.push_back(out[i]);

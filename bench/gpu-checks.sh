@@ -189,6 +189,25 @@ for n in z.namelist():
         [ -d "$OUT/prof-$name" ] && tar -C "$OUT" -czf "$OUT/prof-$name.tgz" "prof-$name" && rm -rf "$OUT/prof-$name"
       done
       ;;
+    compiled)  # issue 13: the compiled_step technique in runx against runx's eager step and PyTorch eager /
+               # torch.compile, same call. The package builds while runx does (build compiled, or after it).
+      section compiled; source build-device/env.sh
+      PKG=results/compiled/resnet50-b256-bf16-cl.pt2; mkdir -p results/compiled
+      [ -f "$PKG" ] || log compiled-pkg python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 \
+        --channels-last -o "$PKG" --measure 0
+      cp "$PKG.json" "$OUT/" 2>/dev/null
+      TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
+      log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
+        --no-check --measure 40 --warmup 12 --configs eager,compile
+      TAIL=40 log compiled-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,
+        round(samples_per_s) AS img_s, round(final_loss, 4) AS loss, substr(error, 1, 400) AS error FROM trial_summary
+        WHERE experiment = 'compiled-step-resnet50' ORDER BY trial_id"
+      TAIL=60 log compiled-losses $R query --db "$DB" "SELECT a.phase, a.step, a.loss AS eager, b.loss AS compiled,
+        round(abs(a.loss - b.loss) / abs(a.loss), 5) AS rel FROM steps a JOIN steps b ON a.phase = b.phase AND a.step = b.step
+        WHERE a.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'baseline' AND experiment = 'compiled-step-resnet50')
+          AND b.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'compiled_step' AND experiment = 'compiled-step-resnet50')
+        ORDER BY a.phase DESC, a.step"
+      ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes
       if [ ! -d /usr/share/datasets/fashion-mnist ] && ls .device/debs/dataset-fashion-mnist_*.deb >/dev/null 2>&1; then

@@ -155,6 +155,14 @@ json InputFiles(const json& config) {
   const std::string model_name = model.value("name", "");
   if ((model_name == "torchscript" || model_name == "aoti") && model.contains("path"))
     add("model.path", model["path"].get<std::string>());
+  // A technique's files: compiled_step's package and the sidecar runx reads beside it.
+  const json techniques = used.value("optimizations", json::object());
+  if (techniques.is_object() && techniques.contains("compiled_step") && techniques["compiled_step"].is_object() &&
+      techniques["compiled_step"].contains("package") && techniques["compiled_step"]["package"].is_string()) {
+    const std::string package = techniques["compiled_step"]["package"].get<std::string>();
+    add("optimizations.compiled_step.package", package);
+    add("optimizations.compiled_step.sidecar", package + ".json");
+  }
   const json data = used.value("data", json::object());
   if (data.value("source", "") == "text" && data.contains("path") && data["path"].is_string()) {
     // Exactly the files the text source reads (a folder's text files, not its indexes or links).
@@ -184,8 +192,10 @@ ConfigIdentity IdentifyConfig(const json& config) {
   // An input file counts by its content, not by where it lies: its path is left out of the hash.
   json hashed = id.used;
   for (const auto& [key, entry] : id.inputs.items()) {
-    const auto dot = key.find('.');
-    if (dot != std::string::npos && hashed.contains(key.substr(0, dot))) hashed[key.substr(0, dot)].erase(key.substr(dot + 1));
+    std::string pointer = "/" + key;  // "optimizations.compiled_step.package" -> /optimizations/compiled_step/package
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const json::json_pointer at(pointer);
+    if (hashed.contains(at)) hashed[at.parent_pointer()].erase(at.back());
   }
   json both{{"config", hashed}, {"inputs", json::object()}};
   for (const auto& [key, entry] : id.inputs.items()) both["inputs"][key] = entry["sha256"];

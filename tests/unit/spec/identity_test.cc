@@ -97,5 +97,29 @@ TEST(Identity, AFolderOfFilesIsHashedFileByFile) {
   fs::remove_all(dir);
 }
 
+TEST(Identity, ACompiledStepPackageAndItsSidecarCountByContent) {
+  const fs::path dir = fs::temp_directory_path() / ("runx_identity_pkg_" + std::to_string(getpid()));
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  for (const char* d : {"a", "b"}) {
+    std::ofstream(dir / d / "step.pt2") << "package-1";
+    std::ofstream(dir / d / "step.pt2.json") << "{}";
+  }
+  json c = Resolved();
+  c["optimizations"]["compiled_step"] = {{"package", (dir / "a" / "step.pt2").string()}};
+  const ConfigIdentity a = IdentifyConfig(c);
+  EXPECT_EQ(a.inputs["optimizations.compiled_step.package"]["sha256"], Sha256OfFile((dir / "a" / "step.pt2").string()));
+  EXPECT_EQ(a.inputs["optimizations.compiled_step.sidecar"]["sha256"], Sha256OfFile((dir / "a" / "step.pt2.json").string()));
+  EXPECT_EQ(a.used["optimizations"]["compiled_step"]["package"], (dir / "a" / "step.pt2").string());
+  c["optimizations"]["compiled_step"]["package"] = (dir / "b" / "step.pt2").string();
+  EXPECT_EQ(IdentifyConfig(c).hash, a.hash);  // moved: the same trial
+  std::ofstream(dir / "b" / "step.pt2.json") << "{\"batch\": 2}";
+  const std::string sidecar_changed = IdentifyConfig(c).hash;
+  EXPECT_NE(sidecar_changed, a.hash);
+  std::ofstream(dir / "b" / "step.pt2") << "package-2";
+  EXPECT_NE(IdentifyConfig(c).hash, sidecar_changed);  // a recompiled package: a new trial
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace runx::spec

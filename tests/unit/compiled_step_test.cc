@@ -1,0 +1,165 @@
+// compiled_step's contract with its package: the sidecar is checked against the trial's plan and
+// model before anything is loaded, and every refusal names both sides. The sidecars here are
+// written from real models the way bench/compile_step.py writes them; the plugin is the real .so.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <runx/compat.h>
+#include <torch/torch.h>
+
+#include "../../plugins/compiled_step/sidecar.h"
+#include "fake_trial.h"
+#include "models/models.h"
+
+namespace runx {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using compiled_step::DtypeName;
+
+json Slot(const std::string& kind, const std::string& name, const torch::Tensor& t) {
+  return {{"kind", kind}, {"name", name}, {"torch_name", name}, {"shape", t.sizes().vec()},
+          {"stride", t.strides().vec()}, {"dtype", DtypeName(t)}};
+}
+
+/// The sidecar bench/compile_step.py would write for `model` at `batch` samples of `shape`.
+json SidecarFor(torch::nn::Module& model, int64_t batch, std::vector<int64_t> shape, const std::string& dtype,
+                bool channels_last) {
+  json in = json::array(), out = json::array();
+  for (const auto& p : model.named_parameters()) in.push_back(Slot("parameter", p.key(), p.value()));
+  for (const auto& b : model.named_buffers()) in.push_back(Slot("buffer", b.key(), b.value()));
+  std::vector<int64_t> x_shape{batch};
+  x_shape.insert(x_shape.end(), shape.begin(), shape.end());
+  auto x = torch::empty(x_shape);
+  if (channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  in.push_back(Slot("input", "input", x));
+  in.push_back(Slot("target", "target", torch::zeros({batch}, torch::kLong)));
+  for (const auto& b : model.named_buffers()) out.push_back(Slot("buffer_update", b.key(), b.value()));
+  out.push_back(Slot("loss", "loss", torch::zeros({})));
+  for (const auto& p : model.named_parameters()) out.push_back(Slot("gradient", p.key(), p.value()));
+  return {{"format", "runx-compiled-step/1"}, {"torch", "2.11.0+cu130"}, {"triton", "3.6.0"},
+          {"device", "NVIDIA H200"}, {"model", "resnet18"}, {"batch", batch}, {"shape", shape},
+          {"dtype", dtype}, {"channels_last", channels_last}, {"inputs", in}, {"outputs", out}};
+}
+
+class CompiledStep : public ::testing::Test {
+ protected:
+  CompiledStep() : dir_(fs::temp_directory_path() / ("runx_compiled_step_" + std::to_string(getpid()))) {
+    fs::create_directories(dir_);
+  }
+  ~CompiledStep() override { fs::remove_all(dir_); }
+  /// Writes `sidecar` beside a stand-in package; returns the package's path.
+  std::string Write(const json& sidecar, const std::string& name = "step.pt2") {
+    const auto pkg = dir_ / name;
+    std::ofstream(pkg) << "stands for a package";
+    std::ofstream(pkg.string() + ".json") << sidecar.dump();
+    return pkg.string();
+  }
+  static json Config(int64_t batch, const std::string& precision = "bf16") {
+    return {{"precision", precision},
+            {"model", {{"name", "resnet18"}}},
+            {"data", {{"source", "synthetic"}, {"shape", {3, 16, 16}}, {"num_classes", 10}, {"batch_size", batch}}},
+            {"optimizations", {{"channels_last", json::object()}}}};
+  }
+  fs::path dir_;
+};
+
+TEST_F(CompiledStep, AModelMatchingItsSidecarPassesAndEachDifferenceIsNamedWithBothSides) {
+  auto model = models::MakeResNet(18, 3, 10);
+  for (auto& p : model->parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  const json j = SidecarFor(*model, 8, {3, 16, 16}, "bf16", true);
+  const auto s = compiled_step::LoadSidecar(Write(j));
+  EXPECT_EQ(compiled_step::ModelMismatch(s, *model, 8, {3, 16, 16}), "");
+
+  EXPECT_NE(compiled_step::ModelMismatch(s, *model, 16, {3, 16, 16}).find("batch: the package's is 8, the trial's 16"),
+            std::string::npos);
+  EXPECT_NE(compiled_step::ModelMismatch(s, *model, 8, {3, 32, 32})
+                .find("sample shape: the package's is [3, 16, 16], the trial's data gives [3, 32, 32]"),
+            std::string::npos);
+
+  json renamed = j;  // torchvision's nesting where runx registers blocks flat
+  for (auto& e : renamed["inputs"])
+    if (e["name"] == "layer1_0.conv1.weight") e["name"] = "layer1.0.conv1.weight";
+  const std::string r = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(renamed, "r.pt2")), *model, 8, {3, 16, 16});
+  EXPECT_NE(r.find("parameter 'layer1.0.conv1.weight' float32 [64, 64, 3, 3]: the model has no parameter of that name"),
+            std::string::npos) << r;
+  EXPECT_NE(r.find("parameter 'layer1_0.conv1.weight' float32 [64, 64, 3, 3]: the model has it, the package does not"),
+            std::string::npos) << r;
+
+  json reshaped = j;
+  reshaped["inputs"][0]["shape"] = {32, 3, 7, 7};
+  const std::string sh = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(reshaped, "s.pt2")), *model, 8, {3, 16, 16});
+  EXPECT_NE(sh.find("parameter 'conv1.weight': the package's is float32 [32, 3, 7, 7], the model's float32 [64, 3, 7, 7]"),
+            std::string::npos) << sh;
+
+  auto contiguous = models::MakeResNet(18, 3, 10);  // the same model without channels_last
+  const std::string st = compiled_step::ModelMismatch(s, *contiguous, 8, {3, 16, 16});
+  EXPECT_NE(st.find("parameter 'conv1.weight' [64, 3, 7, 7]: the package expects strides [147, 1, 21, 3], the "
+                    "model's are [147, 49, 7, 1] (the package is channels-last)"),
+            std::string::npos) << st;
+
+  json half = j;
+  half["inputs"][0]["dtype"] = "bfloat16";
+  const std::string d = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(half, "d.pt2")), *model, 8, {3, 16, 16});
+  EXPECT_NE(d.find("the package's is bfloat16 [64, 3, 7, 7], the model's float32 [64, 3, 7, 7]"), std::string::npos) << d;
+  EXPECT_NE(d.find("model 'resnet18', 62 parameters and 60 buffers) does not fit the trial's model (62 parameters, 60 buffers)"),
+            std::string::npos) << d;
+}
+
+TEST_F(CompiledStep, TheReleaseThatBuiltThePackageMustRunIt) {
+  EXPECT_EQ(compiled_step::TorchMismatch("2.11.0+cu130", "2.11.0"), "");
+  const std::string why = compiled_step::TorchMismatch("2.11.0+cu130", "2.10.1");
+  EXPECT_NE(why.find("compiled by PyTorch 2.11.0+cu130, this runx runs LibTorch 2.10.1"), std::string::npos) << why;
+}
+
+TEST_F(CompiledStep, AMissingOrForeignSidecarSaysHowToMakeOne) {
+  auto why = testing::Check("compiled_step", {{"package", (dir_ / "none.pt2").string()}}, Config(8), torch::kCPU);
+  EXPECT_FALSE(why.ok);
+  EXPECT_NE(why.reason.find("cannot read '" + (dir_ / "none.pt2.json").string() + "', the sidecar of package"),
+            std::string::npos) << why.reason;
+  EXPECT_NE(why.reason.find("bench/compile_step.py"), std::string::npos) << why.reason;
+  why = testing::Check("compiled_step", {{"package", Write({{"format", "other"}}, "f.pt2")}}, Config(8), torch::kCPU);
+  EXPECT_NE(why.reason.find("is not a compiled-step sidecar: 'format' is 'other', expected 'runx-compiled-step/1'"),
+            std::string::npos) << why.reason;
+}
+
+TEST_F(CompiledStep, TheTrialMustRunWhatThePackageCompiled) {
+  auto model = models::MakeResNet(18, 3, 10);
+  const std::string pkg = Write(SidecarFor(*model, 8, {3, 16, 16}, "bf16", true));
+  const json params{{"package", pkg}};
+  const auto refused = [&](json config) { return testing::Check("compiled_step", params, std::move(config), torch::kCPU).reason; };
+
+  EXPECT_NE(refused(Config(8, "fp32")).find("computes in bf16 (its autocast is compiled in), the trial in fp32: set precision: bf16"),
+            std::string::npos) << refused(Config(8, "fp32"));
+  json contiguous = Config(8);
+  contiguous["optimizations"].erase("channels_last");
+  EXPECT_NE(refused(contiguous).find("was compiled for channels-last tensors, the trial's are contiguous: add the channels_last technique"),
+            std::string::npos) << refused(contiguous);
+  EXPECT_NE(refused(Config(16)).find("is compiled for batch 8, the trial's data.batch_size is 16"), std::string::npos)
+      << refused(Config(16));
+  json searched = Config(8);
+  searched["optimizations"]["auto_batch"] = json::object();
+  EXPECT_NE(refused(searched).find("the batch size cannot be searched"), std::string::npos) << refused(searched);
+  json anomaly = Config(8);
+  anomaly["optimizations"]["anomaly"] = json::object();
+  EXPECT_NE(refused(anomaly).find("a compiled step has none"), std::string::npos) << refused(anomaly);
+  json infer = Config(8);
+  infer["task"] = "infer";
+  EXPECT_NE(refused(infer).find("compiled_step compiles a training step"), std::string::npos) << refused(infer);
+
+  // Everything agrees: what is left is this build and this device.
+  const std::string rest = refused(Config(8));
+  if (!compat::kHasAotInductor)
+    EXPECT_EQ(rest, "compiled_step needs LibTorch 2.6 or later (AOTInductor's package loader); this runx is built "
+                    "against LibTorch " + compat::TorchVersionString());
+  else
+    EXPECT_NE(rest.find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"), std::string::npos) << rest;
+}
+
+}  // namespace
+}  // namespace runx
