@@ -154,7 +154,7 @@ class CompiledStep : public runx::Technique {
       if (slot.kind != "input" && slot.kind != "target") continue;
       const torch::Tensor& t = slot.kind == "input" ? batch.input : batch.target;
       if (t.sizes().vec() != slot.shape || runx::compiled_step::DtypeName(t) != slot.dtype ||
-          t.strides().vec() != slot.stride)
+          !runx::compiled_step::SameLayout(t, slot.stride))
         throw std::runtime_error(fmt::format(
             "compiled_step: the batch's {} is {} {} strides {}, the package expects {} {} strides {}", slot.kind,
             runx::compiled_step::DtypeName(t), c10::str(t.sizes()), c10::str(t.strides()), slot.dtype,

@@ -35,6 +35,13 @@ std::string Release(const std::string& version) { return version.substr(0, versi
 
 }  // namespace
 
+bool SameLayout(const torch::Tensor& t, const std::vector<int64_t>& stride) {
+  if (static_cast<size_t>(t.dim()) != stride.size()) return false;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1 && t.stride(d) != stride[d]) return false;
+  return true;
+}
+
 std::string DtypeName(const torch::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kFloat: return "float32";
@@ -125,8 +132,9 @@ std::string PlanMismatch(const Sidecar& s, const TrialPlan& plan) {
 std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int64_t batch,
                           const std::vector<int64_t>& sample_shape, size_t limit) {
   std::vector<std::string> problems;
+  size_t total = 0;
   const auto add = [&](std::string p) {
-    if (problems.size() < limit) problems.push_back(std::move(p));
+    if (++total <= limit) problems.push_back(std::move(p));
   };
   if (batch != s.batch) add(fmt::format("batch: the package's is {}, the trial's {}", s.batch, batch));
   if (sample_shape != s.shape)
@@ -149,7 +157,7 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
     if (t.sizes().vec() != slot.shape || DtypeName(t) != slot.dtype)
       add(fmt::format("{} '{}': the package's is {} {}, the model's {} {}", slot.kind, slot.name, slot.dtype,
                       Shape(slot.shape), DtypeName(t), Shape(t.sizes().vec())));
-    else if (t.strides().vec() != slot.stride)
+    else if (!SameLayout(t, slot.stride))
       add(fmt::format("{} '{}' {}: the package expects strides {}, the model's are {} ({})", slot.kind, slot.name,
                       Shape(slot.shape), Shape(slot.stride), Shape(t.strides().vec()),
                       s.channels_last ? "the package is channels-last" : "the package is contiguous"));
@@ -160,11 +168,16 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
   for (const auto& [name, t] : buffers)
     add(fmt::format("buffer '{}' {} {}: the model has it, the package does not", name, DtypeName(t), Shape(t.sizes().vec())));
   if (problems.empty()) return "";
+  // The first line is what summaries show: it names the first difference.
   std::string text = fmt::format("the package (sidecar '{}', model '{}', {} parameters and {} buffers) does not fit "
-                                 "the trial's model ({} parameters, {} buffers):",
+                                 "the trial's model ({} parameters, {} buffers): {}{}",
                                  s.path, s.model, want_params, want_buffers, model.named_parameters().size(),
-                                 model.named_buffers().size());
-  for (const auto& p : problems) text += "\n  " + p;
+                                 model.named_buffers().size(), problems[0],
+                                 total == 1 ? std::string()
+                                 : total == problems.size() ? fmt::format("; and {} more:", total - 1)
+                                                            : fmt::format("; and {} more, the first {} of them:", total - 1,
+                                                                          problems.size() - 1));
+  for (size_t i = 1; i < problems.size(); ++i) text += "\n  " + problems[i];
   return text;
 }
 

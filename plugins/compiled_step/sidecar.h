@@ -53,6 +53,11 @@ std::string ModelMismatch(const Sidecar& sidecar, const torch::nn::Module& model
 /// release (major.minor.patch) must be the same, since AOTInductor's ABI is not stable across them.
 std::string TorchMismatch(const std::string& compiled, const std::string& running);
 
+/// Whether `t` has `stride` where it matters: a dimension of size 1 is never stepped over, so its
+/// stride is free (LibTorch keeps a 1x1 convolution's [C, 1, 1, 1] as channels-last where PyTorch
+/// writes [C, 1, C, C]; both are the same memory).
+bool SameLayout(const torch::Tensor& t, const std::vector<int64_t>& stride);
+
 /// `t`'s dtype as the sidecar names it (float32, bfloat16, int64, ...).
 std::string DtypeName(const torch::Tensor& t);
 

@@ -103,12 +103,32 @@ TEST_F(CompiledStep, AModelMatchingItsSidecarPassesAndEachDifferenceIsNamedWithB
                     "model's are [147, 49, 7, 1] (the package is channels-last)"),
             std::string::npos) << st;
 
+  // PyTorch writes a channels-last 1x1 convolution's strides as [C, 1, C, C]; LibTorch keeps
+  // [C, 1, 1, 1], which is channels-last too: a size-1 dimension's stride is never used.
+  json pytorch_strides = j;
+  int one_by_one = 0;
+  for (auto& e : pytorch_strides["inputs"]) {
+    const auto shape = e["shape"].get<std::vector<int64_t>>();
+    if (shape.size() == 4 && shape[2] == 1 && shape[3] == 1) {
+      e["stride"] = {shape[1], 1, shape[1], shape[1]};
+      ++one_by_one;
+    }
+  }
+  ASSERT_GT(one_by_one, 0);  // resnet18's downsample convolutions
+  EXPECT_EQ(compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(pytorch_strides, "p.pt2")), *model, 8, {3, 16, 16}), "");
+
   json half = j;
   half["inputs"][0]["dtype"] = "bfloat16";
   const std::string d = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(half, "d.pt2")), *model, 8, {3, 16, 16});
   EXPECT_NE(d.find("the package's is bfloat16 [64, 3, 7, 7], the model's float32 [64, 3, 7, 7]"), std::string::npos) << d;
-  EXPECT_NE(d.find("model 'resnet18', 62 parameters and 60 buffers) does not fit the trial's model (62 parameters, 60 buffers)"),
+  EXPECT_NE(d.find("model 'resnet18', 62 parameters and 60 buffers) does not fit the trial's model (62 parameters, 60 "
+                   "buffers): parameter 'conv1.weight': the package's is bfloat16"),
             std::string::npos) << d;
+  EXPECT_EQ(d.find('\n'), std::string::npos) << d;  // one difference: one line
+  const auto first_line = st.substr(0, st.find('\n'));  // several: the first line names the first and counts the rest
+  EXPECT_NE(first_line.find("buffers): parameter 'conv1.weight' [64, 3, 7, 7]: the package expects strides"), std::string::npos) << st;
+  // resnet18's 17 convolutions wider than 1x1 differ; 8 are listed
+  EXPECT_NE(first_line.find("; and 16 more, the first 7 of them:"), std::string::npos) << first_line;
 }
 
 TEST_F(CompiledStep, TheReleaseThatBuiltThePackageMustRunIt) {
