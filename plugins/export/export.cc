@@ -178,13 +178,20 @@ class Export : public runx::Technique {
     for (auto d : trial.sample_shape()) shape.push_back(d);
     int64_t n = 1;
     for (auto d : shape) n *= d;
-    const auto input = torch::linspace(-1.0, 1.0, n).reshape(shape);
+    // Text data gives token ids (data sources declare it; the plugin API has the config): the test
+    // input is then ids 0, 1, 2, ... modulo the vocabulary, which the model's logits tell.
+    const bool tokens = trial.config().value("data", nlohmann::json::object()).value("source", "") == "text";
+    torch::Tensor input = torch::linspace(-1.0, 1.0, n).reshape(shape);
     torch::Tensor want;
     {
       torch::NoGradGuard no_grad;
       auto& model = trial.model();
       const bool was_training = model.is_training();
       model.eval();
+      if (tokens) {
+        const int64_t vocab = trial.forward(torch::zeros(shape, torch::kLong).to(trial.device())).size(-1);
+        input = torch::arange(n, torch::kLong).remainder(vocab).reshape(shape);
+      }
       want = trial.forward(input.to(trial.device())).to(torch::kCPU, torch::kFloat);
       model.train(was_training);
       const auto got = frozen.forward({input.to(device)}).toTensor().to(torch::kCPU, torch::kFloat);

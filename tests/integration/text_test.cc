@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <torch/script.h>
+#include <torch/torch.h>
 
 #include "../remove_tree.h"
 #include "run_util.h"
@@ -111,6 +113,46 @@ TEST_F(TextRuns, GptLearnsTheFortunes) {
   const auto inputs = Query("SELECT inputs FROM trials");
   const auto files = nlohmann::json::parse(inputs[0]["inputs"].get<std::string>());
   EXPECT_GT(files["data.path"]["files"].get<int>(), 10) << files.dump();  // the text files, not the .dat indexes
+}
+
+// A language model the user brings, as TorchScript, on the same real text: the token ids reach it
+// as int64 [batch, seq_len], its logits [batch, seq_len, 256] are scored at every position, and a
+// model that can only learn which byte follows which (an embedding and a projection) already does
+// clearly better than byte frequencies alone.
+TEST_F(TextRuns, ATorchScriptLanguageModelLearnsTheFortunes) {
+  if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
+  const std::string model = (dir_ / "bigram.pt").string();
+  {
+    torch::manual_seed(0);
+    torch::jit::Module m("Bigram");
+    m.register_attribute("training", c10::BoolType::get(), true);
+    m.register_parameter("emb", torch::randn({256, 64}) * 0.1, false);
+    m.register_parameter("out", torch::randn({64, 256}) * 0.1, false);
+    m.register_parameter("bias", torch::zeros({256}), false);
+    m.define("def forward(self, x):\n  return torch.matmul(torch.embedding(self.emb, x), self.out) + self.bias\n");
+    for (auto p : m.named_parameters()) p.value.set_requires_grad(true);  // as nn.Parameter saves them
+    m.save(model);
+  }
+  const auto yaml = Write("lm.yaml", std::string("name: ts-lm\ndevice: cpu\nseed: 1\nmodel: {name: torchscript, path: ") +
+                                         model + "}\ndata: {source: text, path: " + kFortunes +
+                                         ", seq_len: 64, val_fraction: 0.05, batch_size: 32}\n"
+                                         "train: {optimizer: {name: adamw, lr: 0.01}, warmup_steps: 5, steps: 120, eval: true}\n");
+  const auto run = Runx(yaml + " --db " + db_ + " -q");
+  ASSERT_EQ(run.status, 0) << run.out;
+  const auto trial = Query("SELECT status, error FROM trial_summary");
+  ASSERT_EQ(trial.size(), 1u);
+  ASSERT_EQ(trial[0]["status"], "ok") << trial.dump();
+  const auto m = Query("SELECT name, value FROM metrics WHERE step IS NULL AND name IN ('val_loss', 'perplexity', 'tokens_per_s')");
+  std::map<std::string, double> metric;
+  for (const auto& row : m) metric[row["name"]] = row["value"].get<double>();
+  const auto env = Query("SELECT value FROM environment WHERE key = 'data.unigram_loss'");
+  ASSERT_EQ(env.size(), 1u);
+  const double unigram = std::stod(env[0]["value"].get<std::string>());
+  std::printf("torchscript bigram on the fortunes: val_loss %.3f (byte frequencies alone: %.3f), perplexity %.2f, "
+              "%.0f tokens/s\n", metric["val_loss"], unigram, metric["perplexity"], metric["tokens_per_s"]);
+  EXPECT_LT(metric["val_loss"], unigram - 0.3);
+  EXPECT_NEAR(metric["perplexity"], std::exp(metric["val_loss"]), 1e-9 * metric["perplexity"]);
+  EXPECT_GT(metric["tokens_per_s"], 0);
 }
 
 TEST_F(TextRuns, TextThatCannotBeReadIsALocatedError) {

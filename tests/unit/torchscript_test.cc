@@ -2,6 +2,7 @@
 // The TorchScript file is built here in C++: a 2-layer MLP 8 -> 16 -> 4 with a buffer.
 #include <ftw.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -169,6 +170,68 @@ TEST_F(TorchScript, ContractViolationsNameTheFileAndShapes) {
   }
 }
 
+/// A TorchScript language model: token ids [batch, seq_len] -> logits [batch, seq_len, vocab]
+/// (an embedding, then a projection onto the vocabulary: it can learn which token follows which).
+void WriteTokenModel(const std::string& path, int64_t vocab, int64_t dim) {
+  torch::manual_seed(3);
+  torch::jit::Module m("TokenNet");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_parameter("emb", torch::randn({vocab, dim}) * 0.1, false);
+  m.register_parameter("out", torch::randn({dim, vocab}) * 0.1, false);
+  m.register_parameter("bias", torch::zeros({vocab}), false);
+  m.define("def forward(self, x):\n  return torch.matmul(torch.embedding(self.emb, x), self.out) + self.bias\n");
+  for (auto p : m.named_parameters()) p.value.set_requires_grad(true);  // as nn.Parameter saves them
+  m.save(path);
+}
+
+SampleSpec TokenSpec(int64_t seq_len, int64_t vocab) { return {{seq_len}, c10::kLong, {seq_len}, c10::kLong, vocab}; }
+
+// Integer token ids reach a TorchScript model as they are, and it trains as a language model: on
+// sequences where each token is followed by the next one (mod vocab), the loss falls far below
+// log(vocab), the loss of not knowing.
+TEST_F(TorchScript, ATokenModelGetsTokenIdsAndLearnsWhatFollows) {
+  const std::string path = (dir_ / "lm.pt").string();
+  const int64_t vocab = 32, seq = 12;
+  WriteTokenModel(path, vocab, 16);
+  auto model = models::BuildModel({{"name", "torchscript"}, {"path", path}}, TokenSpec(seq, vocab));
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(0.05));
+  torch::manual_seed(1);
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    const auto start = torch::randint(vocab, {16, 1}, torch::kLong);
+    const auto x = (start + torch::arange(seq, torch::kLong)).remainder(vocab);  // [16, seq] token ids
+    const auto y = (x + 1).remainder(vocab);
+    const auto logits = model->forward(x);
+    ASSERT_EQ(logits.sizes(), (c10::IntArrayRef{16, seq, vocab}));
+    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}), y.reshape({-1}));
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_GT(first, 0.9 * std::log(vocab));
+  EXPECT_LT(last, 0.2 * std::log(vocab)) << "first " << first;
+}
+
+TEST_F(TorchScript, TokenContractViolationsNameTheIdsAndTheLogitsExpected) {
+  try {  // the float MLP given token ids
+    models::BuildModel(Spec(), TokenSpec(8, 4));
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("torchscript model '" + file_ + "' fails on token ids [batch, seq_len] = [2, 8] (Long): "),
+              std::string::npos) << e.what();
+  }
+  const std::string path = (dir_ / "lm.pt").string();
+  WriteTokenModel(path, 32, 8);
+  try {  // a vocabulary of 32 where the data has 64
+    models::BuildModel({{"name", "torchscript"}, {"path", path}}, TokenSpec(8, 64));
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "torchscript model '" + path + "' must map token ids [batch, seq_len] = [2, 8] (Long) "
+                                     "to logits [batch, seq_len, vocabulary] = [2, 8, 64], got [2, 8, 32]");
+  }
+}
+
 // The executor the model runs under: by default the plain interpreter, which executes the graph
 // as written (here: the submodules' calls not even inlined, no profiling nodes); with jit_optimize
 // the optimizing executor, which executes a graph it rewrote (inlined, profiled, decomposed). The
@@ -220,6 +283,29 @@ TEST_F(TorchScript, ExportWritesTrainedWeightsAndAFrozenModule) {
   archive.load_from(trial.records["export.weights"]);
   fresh->load(archive);
   EXPECT_TRUE(torch::allclose(Eval(*fresh, x), trained, 1e-6, 1e-7));
+}
+
+// A language model exported: its frozen module is checked on token ids (ids modulo the vocabulary
+// its logits have), not on the float ramp a classifier gets, which an embedding cannot take.
+TEST_F(TorchScript, ExportOfATokenModelIsCheckedOnTokenIds) {
+  const std::string path = (dir_ / "lm.pt").string();
+  WriteTokenModel(path, 32, 8);
+  const nlohmann::json spec{{"name", "torchscript"}, {"path", path}};
+  auto model = models::BuildModel(spec, TokenSpec(6, 32));
+  testing::FakeTrial trial({{"model", spec}, {"data", {{"source", "text"}}}}, model);
+  trial.dir = (dir_ / "out").string();
+  fs::create_directories(trial.dir);
+  trial.shape = {6};
+  std::vector<torch::ScalarType> seen;
+  trial.forward_fn = [&](const torch::Tensor& x) { seen.push_back(x.scalar_type()); return model->forward(x); };
+  testing::LoadTechnique("export")->on_finish(trial);
+  ASSERT_EQ(trial.records["export.torchscript"], trial.dir + "/model.frozen.pt");
+  EXPECT_LT(trial.Last("export_max_abs_diff"), 1e-5);
+  ASSERT_FALSE(seen.empty());
+  for (auto t : seen) EXPECT_EQ(t, torch::kLong);
+  auto frozen = torch::jit::load(trial.records["export.torchscript"]);
+  const auto ids = torch::arange(12, torch::kLong).remainder(32).reshape({2, 6});
+  EXPECT_TRUE(torch::allclose(EvalJit(frozen, ids), Eval(*model, ids), 1e-5, 1e-6));
 }
 
 TEST_F(TorchScript, ExportOfABuiltInModelIsItsWeights) {

@@ -92,9 +92,11 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
   const std::string name = model.at("name").get<std::string>();
   if (name == "gpt") return MakeGpt(model, input);
+  if (name == "torchscript")
+    return LoadTorchScript(model, input, model.value("num_classes", input.num_classes), device);
   if (input.tokens())
     throw std::invalid_argument("model '" + name + "' reads float samples, and the data gives token ids (" +
-                                std::string(c10::toString(input.input_dtype)) + "); use model 'gpt'");
+                                std::string(c10::toString(input.input_dtype)) + "); use model 'gpt' or a TorchScript model");
   const std::vector<int64_t>& sample_shape = input.input_shape;
   int64_t num_classes = input.num_classes;
   if (model.contains("num_classes")) num_classes = model.at("num_classes").get<int64_t>();
@@ -109,7 +111,6 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
                                  num_classes, dropout);
   if (name == "resnet18") return MakeResNet(18, ImageChannels(name, sample_shape), num_classes);
   if (name == "resnet50") return MakeResNet(50, ImageChannels(name, sample_shape), num_classes);
-  if (name == "torchscript") return LoadTorchScript(model, sample_shape, num_classes, device);
   if (name == "aoti") return LoadAoti(model, sample_shape, num_classes, device);
   throw std::invalid_argument("unknown model '" + name + "'");
 }

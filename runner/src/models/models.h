@@ -30,8 +30,8 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector
                                   int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 /// The same for the samples `input` declares (shape, dtype, classes or vocabulary): gpt reads token
-/// ids, every other model float samples; a model given the other kind throws std::invalid_argument
-/// naming both.
+/// ids, a TorchScript model either kind, every other model float samples; a model given the other
+/// kind throws std::invalid_argument naming both.
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input,
                                   c10::Device device = c10::Device(c10::DeviceType::CPU));
 
@@ -39,9 +39,12 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
 /// tensor, including the constants a frozen module has instead of parameters) and wraps it.
 /// The wrapper's parameters and buffers are the jit module's own tensors under the same dotted
 /// names, so training (and .to(device)) changes the jit module. Throws std::invalid_argument naming
-/// the file when it cannot be loaded or does not map [batch, *sample_shape] to [batch, num_classes].
-std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                       int64_t num_classes, c10::Device device = c10::Device(c10::DeviceType::CPU));
+/// the file when it cannot be loaded or does not map samples of `input` to logits: float samples
+/// [batch, *sample_shape] to [batch, num_classes]; token ids [batch, seq_len] (int64) to
+/// [batch, seq_len, vocabulary] (a language model). `num_classes` is input.num_classes unless the
+/// model's config overrides it.
+std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const SampleSpec& input, int64_t num_classes,
+                                       c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 /// A model this build or this device cannot run at all (e.g. an AOTInductor package on a LibTorch
 /// without AOTInductor, or compiled for another device type): the trial is `incompatible`.

@@ -96,8 +96,8 @@ class TorchScriptModel : public Model {
 
 }  // namespace
 
-std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
-                                       int64_t num_classes, c10::Device device) {
+std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const SampleSpec& input, int64_t num_classes,
+                                       c10::Device device) {
   if (!model.contains("path") || !model.at("path").is_string())
     throw std::invalid_argument("model 'torchscript' needs 'path', the file saved by torch.jit.save");
   const std::string path = model.at("path").get<std::string>();
@@ -111,32 +111,41 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const std::v
   }
   auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false));
 
-  // The contract: [batch, *sample_shape] -> logits [batch, num_classes]. Checked once, in eval
-  // mode (a training-mode forward would update batch-norm statistics) and without gradients.
+  // The contract: [batch, *sample_shape] -> logits [batch, num_classes] for float samples; token
+  // ids [batch, seq_len] -> [batch, seq_len, vocabulary] for a language model. Checked once, in
+  // eval mode (a training-mode forward would update batch-norm statistics) and without gradients,
+  // on zeros of the samples' dtype (token id 0 is in every vocabulary).
   std::vector<int64_t> in_shape{2};
-  in_shape.insert(in_shape.end(), sample_shape.begin(), sample_shape.end());
-  const std::vector<int64_t> want{2, num_classes};
+  in_shape.insert(in_shape.end(), input.input_shape.begin(), input.input_shape.end());
+  std::vector<int64_t> want{2};
+  want.insert(want.end(), input.target_shape.begin(), input.target_shape.end());
+  want.push_back(num_classes);
+  const bool tokens = input.tokens();
+  const std::string in_text = tokens ? "token ids [batch, seq_len] = " + ShapeText(in_shape) + " (" +
+                                           std::string(c10::toString(input.input_dtype)) + ")"
+                                     : "input [batch, *sample_shape] = " + ShapeText(in_shape);
   torch::Tensor out;
   {
     torch::NoGradGuard no_grad;
     wrapper->eval();
     try {
-      out = wrapper->forward(torch::zeros(in_shape, torch::TensorOptions().device(device)));
+      out = wrapper->forward(torch::zeros(in_shape, torch::TensorOptions().device(device).dtype(input.input_dtype)));
     } catch (const std::invalid_argument&) {
       wrapper->train();
       throw;
     } catch (const std::exception& e) {
       wrapper->train();
       const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
-      throw std::invalid_argument("torchscript model '" + path + "' fails on input " + ShapeText(in_shape) +
-                                  " ([batch, *sample_shape]): " + (ce ? ce->what_without_backtrace() : e.what()));
+      throw std::invalid_argument("torchscript model '" + path + "' fails on " +
+                                  (tokens ? in_text : "input " + ShapeText(in_shape) + " ([batch, *sample_shape])") +
+                                  ": " + (ce ? ce->what_without_backtrace() : e.what()));
     }
     wrapper->train();
   }
   if (out.sizes() != c10::IntArrayRef(want))
-    throw std::invalid_argument("torchscript model '" + path + "' must map input [batch, *sample_shape] = " +
-                                ShapeText(in_shape) + " to logits [batch, num_classes] = " + ShapeText(want) +
-                                ", got " + ShapeText(out.sizes().vec()));
+    throw std::invalid_argument("torchscript model '" + path + "' must map " + in_text + " to logits " +
+                                (tokens ? "[batch, seq_len, vocabulary] = " : "[batch, num_classes] = ") +
+                                ShapeText(want) + ", got " + ShapeText(out.sizes().vec()));
   if (!out.is_floating_point())
     throw std::invalid_argument("torchscript model '" + path + "' must return floating-point logits, got " +
                                 std::string(c10::toString(out.scalar_type())));

@@ -135,12 +135,13 @@ std::vector<Issue> CheckModelData(const json& doc) {
          fmt::format("model 'gpt' reads token ids, and {} data gives float samples", source.get<std::string>()),
          {"train gpt on text data, e.g. data: {source: text, path: /usr/share/games/fortunes, "
           "seq_len: 128, batch_size: 32}"}});
-  if (text && !gpt)
+  if (text && !gpt && name != "torchscript")
     issues.push_back(
         {"/model/name",
          false,
          fmt::format("model {} reads float samples, and text data gives token ids", Quote(name.get<std::string>())),
-         {"text data trains a language model: use model 'gpt'"}});
+         {"text data trains a language model: use model 'gpt', or a TorchScript language model (model: {name: "
+          "torchscript, path: FILE}) mapping token ids [batch, seq_len] to logits [batch, seq_len, vocabulary]"}});
   if (!gpt) return issues;
   if (model.contains("num_classes"))
     issues.push_back({"/model/num_classes",

@@ -174,7 +174,9 @@ TEST_F(TextKeys, GptReadsTokenIdsAndOnlyGptDoes) {
       "batch_size: 32}\n");
   EXPECT_EQ(RenderText(Yaml(text_, "64"), {"model.name=mlp"}),
             "--set model.name=mlp: error: model 'mlp' reads float samples, and text data gives token ids\n"
-            "note: text data trains a language model: use model 'gpt'\n");
+            "note: text data trains a language model: use model 'gpt', or a TorchScript language model (model: "
+            "{name: torchscript, path: FILE}) mapping token ids [batch, seq_len] to logits [batch, seq_len, "
+            "vocabulary]\n");
 }
 
 TEST_F(TextKeys, GptShapes) {
