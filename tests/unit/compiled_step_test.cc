@@ -181,5 +181,26 @@ TEST_F(CompiledStep, TheTrialMustRunWhatThePackageCompiled) {
     EXPECT_NE(rest.find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"), std::string::npos) << rest;
 }
 
+// The sidecar bench/compile_step.py wrote on the H200 for torchvision's ResNet-50 (batch 256, bf16,
+// channels-last; PyTorch 2.11), kept in tests/data: runx's own ResNet-50 must fit it exactly, names
+// mapped (layer1.0. -> layer1_0.), shapes, dtypes and channels-last strides, 161 parameters and
+// 159 buffers. It is the package runx's first GPU run refused over the 1x1 convolutions' strides.
+TEST_F(CompiledStep, RunxsResNet50FitsTheSidecarWrittenForTorchvisionsOnTheGpu) {
+  const std::string pkg = RUNX_SOURCE_DIR "/tests/data/compiled_step/resnet50-b256-bf16-cl.pt2";
+  const auto s = compiled_step::LoadSidecar(pkg);
+  EXPECT_EQ(s.torch, "2.11.0+cu130");
+  EXPECT_EQ(s.batch, 256);
+  auto model = models::MakeResNet(50, 3, 1000);
+  const std::string contiguous = compiled_step::ModelMismatch(s, *model, 256, {3, 224, 224});
+  // contiguous: every convolution wider than 1x1 differs (the stem and 16 3x3), nothing else
+  EXPECT_NE(contiguous.find("(161 parameters, 159 buffers): parameter 'conv1.weight' [64, 3, 7, 7]: the package "
+                            "expects strides [147, 1, 21, 3], the model's are [147, 49, 7, 1]"),
+            std::string::npos) << contiguous;
+  EXPECT_NE(contiguous.find("; and 16 more, the first 7 of them:"), std::string::npos) << contiguous;
+  for (auto& p : model->parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));  // what channels_last does
+  EXPECT_EQ(compiled_step::ModelMismatch(s, *model, 256, {3, 224, 224}), "");
+}
+
 }  // namespace
 }  // namespace runx
