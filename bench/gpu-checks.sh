@@ -207,6 +207,13 @@ for n in z.namelist():
         WHERE a.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'baseline' AND experiment = 'compiled-step-resnet50')
           AND b.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'compiled_step' AND experiment = 'compiled-step-resnet50')
         ORDER BY a.phase DESC, a.step"
+      # The compiled step must track the eager one from the same weights and data: bf16 tolerance 2e-2
+      # relative on every loss of the first 20 steps (compile_step.py's own 3-step check: 7e-4).
+      log compiled-tolerance $R query --db "$DB" "SELECT count(*) AS steps, max(abs(a.loss - b.loss) / abs(a.loss)) AS worst_rel,
+        CASE WHEN max(abs(a.loss - b.loss) / abs(a.loss)) <= 2e-2 THEN 'ok' ELSE 'FAILED' END AS verdict
+        FROM (SELECT * FROM steps WHERE trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'baseline' AND experiment = 'compiled-step-resnet50')) a
+        JOIN (SELECT * FROM steps WHERE trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'compiled_step' AND experiment = 'compiled-step-resnet50')) b
+        ON a.phase = b.phase AND a.step = b.step WHERE (a.phase = 'warmup' AND a.step < 12) OR (a.phase = 'measure' AND a.step < 8)"
       ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes
