@@ -142,6 +142,7 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
   std::map<std::string, torch::Tensor> params, buffers;
   for (const auto& p : model.named_parameters()) params[p.key()] = p.value();
   for (const auto& b : model.named_buffers()) buffers[b.key()] = b.value();
+  const size_t model_params = params.size(), model_buffers = buffers.size();
   size_t want_params = 0, want_buffers = 0;
   for (const auto& slot : s.inputs) {
     if (slot.kind != "parameter" && slot.kind != "buffer") continue;
@@ -171,8 +172,7 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
   // The first line is what summaries show: it names the first difference.
   std::string text = fmt::format("the package (sidecar '{}', model '{}', {} parameters and {} buffers) does not fit "
                                  "the trial's model ({} parameters, {} buffers): {}{}",
-                                 s.path, s.model, want_params, want_buffers, model.named_parameters().size(),
-                                 model.named_buffers().size(), problems[0],
+                                 s.path, s.model, want_params, want_buffers, model_params, model_buffers, problems[0],
                                  total == 1 ? std::string()
                                  : total == problems.size() ? fmt::format("; and {} more:", total - 1)
                                                             : fmt::format("; and {} more, the first {} of them:", total - 1,
