@@ -6,4 +6,6 @@ const char* Version();
 const char* GitSha();
 /// 1 when the tree had uncommitted changes to tracked files at build time, 0 when clean, -1 unknown.
 int GitDirty();
+/// The source tree runx was built from (where bench/compile_step.py lies).
+const char* SourceDir();
 }  // namespace runx

@@ -14,7 +14,8 @@ namespace runx::cli {
 namespace {
 
 const char* const kSubcommands[] = {"run",    "validate", "plan",    "query",   "compare", "history", "report",
-                                    "merge",  "submit",   "doctor",  "plugins", "trial",   "data",    "help"};
+                                    "merge",  "submit",   "doctor",  "plugins", "trial",   "data",    "compile",
+                                    "help"};
 
 /// `runx FILE ...` is `runx run FILE ...`.
 std::vector<std::string> Normalize(int argc, char** argv) {
@@ -74,6 +75,17 @@ int Main(int argc, char** argv) {
   trial_cmd->add_option("--rendezvous", trial.rendezvous);
   trial_cmd->add_flag("--ranks-from-env", trial.ranks_from_env);
   trial_cmd->group("");
+
+  CompileArgs compile;
+  std::string compile_db;
+  auto* compile_cmd = app.add_subcommand(
+      "compile", "make the compiled training steps (compiled_step, package: auto) an experiment needs, beside the store");
+  compile_cmd->add_option("file", compile.file, "experiment YAML file")->required();
+  compile_cmd->add_option("--db", compile_db, "results store the packages go beside (default: the experiment's `results`)");
+  compile_cmd->add_option("--set", compile.overrides, "override a config value, as for run")->take_all();
+  compile_cmd->add_option("--python", compile.python, "the Python with PyTorch (CUDA) that runs bench/compile_step.py")
+      ->capture_default_str();
+  compile_cmd->add_flag("--dry-run", compile.dry_run, "list the packages, which are missing and the commands; make nothing");
 
   std::vector<std::string> files, validate_sets;
   auto* validate_cmd = app.add_subcommand("validate", "check experiment files against the schema; nothing runs");
@@ -209,6 +221,10 @@ int Main(int argc, char** argv) {
     return Run(run);
   }
   if (*validate_cmd) return Validate(files, validate_sets);
+  if (*compile_cmd) {
+    if (!compile_db.empty()) compile.db = compile_db;
+    return Compile(compile);
+  }
   if (*plan_cmd) return Plan(plan_file, plan_sets, plan_shard.empty() ? std::nullopt : std::optional(plan_shard));
   if (*trial_cmd) return engine::TrialChildMain(trial);
   if (*query_cmd) return Query(db_query, sql, format);

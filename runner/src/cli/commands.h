@@ -34,6 +34,14 @@ struct RunArgs {
   std::string export_markdown, export_csv, export_json;
 };
 
+struct CompileArgs {
+  std::string file;
+  std::vector<std::string> overrides;  ///< --set key=value, as for run
+  std::optional<std::string> db;       ///< the results store the packages go beside
+  std::string python = "python3";      ///< the interpreter that runs bench/compile_step.py
+  bool dry_run = false;                ///< say what is missing and how to make it; make nothing
+};
+
 struct CompareArgs {
   std::string a, b;  ///< run references, each optionally RUN:LABEL
   std::string db = "results/runx.db";
@@ -88,6 +96,7 @@ int SubmitStatus(const SubmitArgs& args);
 
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
 int Run(const RunArgs& args);
+int Compile(const CompileArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
 int Plan(const std::string& file, const std::vector<std::string>& overrides,
          const std::optional<std::string>& shard);

@@ -19,6 +19,7 @@
 #include "slurm/process.h"
 #include "slurm/queue.h"
 #include "slurm/script.h"
+#include "spec/compiled_package.h"
 #include "store/merge.h"
 #include "store/store.h"
 
@@ -172,6 +173,7 @@ std::optional<slurm::JobSpec> MakeSpec(const SubmitArgs& args, const LoadedPlan&
   spec.workdir = cwd.string();
   spec.store = store.string();
   spec.artifacts = (store.parent_path() / "artifacts").string();
+  spec.compiled = runx::spec::CompiledDirFor(store.string());  // beside the merged store, as runx run has it
   spec.layout = {dir.string()};
   spec.job_name = "runx-" + exp.config.value("name", std::string("experiment"));
   for (char& c : spec.job_name)

@@ -25,7 +25,7 @@ DoctorReport Doctor() {
   const auto env = HostEnvironment();
   row("runx", fmt::format("{} (git {}{}, {} build)", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : "",
                           BuildType().empty() ? "unknown" : BuildType()));
-  row("LibTorch", compat::TorchVersionString());
+  row("LibTorch", LibTorchRelease());
   row("OS", env.at("os"));
   row("CPU", fmt::format("{} ({} logical cores)", env.at("cpu"), env.at("cpu_count")));
   row("threads", fmt::format("intra-op {}, inter-op {}", at::get_num_threads(), at::get_num_interop_threads()));
@@ -85,5 +85,7 @@ PluginList ListPlugins() {
   list.errors = registry.errors();
   return list;
 }
+
+std::string LibTorchRelease() { return compat::TorchVersionString(); }
 
 }  // namespace runx::engine

@@ -15,6 +15,9 @@ struct DoctorReport {
 };
 DoctorReport Doctor();
 
+/// The LibTorch release runx is built against, major.minor.patch (doctor's "LibTorch" row).
+std::string LibTorchRelease();
+
 struct PluginRow {
   std::string name, version, api, libtorch, description;
 };

@@ -26,6 +26,8 @@
 #include "engine/trial.h"
 #include "engine/trial_setup.h"
 #include "plugins/loader.h"
+#include "runx/compat.h"
+#include "spec/compiled_package.h"
 #include "spec/identity.h"
 #include "version.h"
 
@@ -46,9 +48,27 @@ struct Prepared {
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
 /// technique that refuses the combination).
 Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry, const std::string& build,
-                 std::map<std::string, std::string>* platforms) {
+                 const SweepOptions& options, std::map<std::string, std::string>* platforms) {
   Prepared p;
-  const spec::ConfigIdentity id = spec::IdentifyConfig(t.config);
+  // compiled_step's `package: auto`: the package this trial's key names, beside the store. The
+  // trial runs (and is identified) with that file; until it exists the trial is refused with the
+  // command that makes it.
+  nlohmann::json config = t.config;
+  std::string package_problem;
+  if (spec::WantsAutoPackage(config)) {
+    const auto package = spec::AutoPackage(config, options.compiled_dir, compat::TorchVersionString());
+    package_problem = package.reason;
+    if (package_problem.empty()) {
+      spec::SetPackage(&config, package.path);
+      if (!std::filesystem::exists(package.path) || !std::filesystem::exists(package.path + ".json"))
+        package_problem = fmt::format(
+            "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that "
+            "runs the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",
+            package.path, package.key, compat::TorchVersionString(), options.file.empty() ? "FILE.yaml" : options.file,
+            spec::CompileCommand(package));
+    }
+  }
+  const spec::ConfigIdentity id = spec::IdentifyConfig(config);
   p.config = id.used;
   p.inputs = id.inputs.dump();
   p.key.config_hash = id.hash;
@@ -71,7 +91,11 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     // No platform to name: the device as written stands for it.
     p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
   }
-  if (device) {
+  if (device && !package_problem.empty()) {
+    settled = true;
+    r.status = TrialStatus::kIncompatible;
+    r.error = package_problem;
+  } else if (device) {
     try {
       if (auto refusal = CheckTechniques(PlanTechniques(p.config, registry, *device))) {
         settled = true;
@@ -366,7 +390,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   const auto claim = [&](size_t i, Prepared* run) {
     const spec::PlannedTrial& t = plan.trials[i];
     auto found = prepared.find(i);
-    if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, &platforms)).first;
+    if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, options, &platforms)).first;
     const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
     const store::Claim claim =
         store.ClaimTrial(result.run_id, found->second.key, place, ProcessAlive, UtcNow(), stale_after_s);

@@ -29,6 +29,9 @@ struct SweepOptions {
   /// to its device; trials start in plan order as devices come free. Empty: one trial at a time,
   /// unpinned (the trial's `device` decides).
   std::vector<DeviceSlot> devices;
+  /// Where compiled_step's `package: auto` finds the packages it names (spec::CompiledDirFor of
+  /// the results store).
+  std::string compiled_dir = "results/compiled";
   const std::atomic<bool>* interrupted = nullptr;  ///< set by a signal handler
 };
 

@@ -84,6 +84,8 @@ std::string ArrayScript(const JobSpec& spec) {
   out += fmt::format("shard=\"${{SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is a job array}}\"\n");
   out += fmt::format("store={}\n", Dq(l.ShardStore(kShard)));
   out += fmt::format("export RUNX_ARTIFACT_DIR=\"${{RUNX_ARTIFACT_DIR:-{}}}\"\n", DqBody(spec.artifacts));
+  if (!spec.compiled.empty())
+    out += fmt::format("export RUNX_COMPILED_DIR=\"${{RUNX_COMPILED_DIR:-{}}}\"\n", DqBody(spec.compiled));
   if (spec.reuse && !spec.force)
     out += fmt::format(
         "# Start from the results store as it was at submission (runx submit copied it), so that its ok\n"

@@ -22,6 +22,7 @@ struct JobSpec {
   std::string workdir;                 ///< the jobs' working directory (relative paths in the experiment)
   std::string store;                   ///< the results store the merge job writes into
   std::string artifacts;               ///< RUNX_ARTIFACT_DIR of the tasks unless the environment sets it
+  std::string compiled;                ///< RUNX_COMPILED_DIR of the tasks (compiled_step's packages), likewise
   Layout layout;                       ///< the submission's folder
   std::string job_name;
   int shards = 1;

@@ -25,6 +25,7 @@ JobSpec Example() {
   s.workdir = "/home/me/exp";
   s.store = "/shared/results/runx.db";
   s.artifacts = "/shared/results/artifacts";
+  s.compiled = "/shared/results/compiled";
   s.layout = {"/shared/results/slurm/sweep-20261203T153700Z"};
   s.job_name = "runx-sweep";
   s.shards = 4;
@@ -59,6 +60,7 @@ module load cuda/12.1
 shard="${SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is a job array}"
 store="/shared/results/slurm/sweep-20261203T153700Z/stores/shard-$shard.db"
 export RUNX_ARTIFACT_DIR="${RUNX_ARTIFACT_DIR:-/shared/results/artifacts}"
+export RUNX_COMPILED_DIR="${RUNX_COMPILED_DIR:-/shared/results/compiled}"
 # Start from the results store as it was at submission (runx submit copied it), so that its ok
 # trials are reused: a resubmission runs only what is missing. A plain copy of a file nobody
 # writes; a requeued or repeated task keeps the store it has.

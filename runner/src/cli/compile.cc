@@ -1,0 +1,203 @@
+// runx compile FILE.yaml: makes the compiled training steps that the experiment's compiled_step
+// trials with `package: auto` need, in the folder beside the results store, by running
+// bench/compile_step.py for each one that is missing (or, with --dry-run, says which and how).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "engine/doctor.h"
+#include "plugins/dirs.h"
+#include "slurm/process.h"
+#include "spec/compiled_package.h"
+#include "version.h"
+
+extern char** environ;
+
+namespace runx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Needed {
+  spec::CompiledPackage package;
+  std::vector<std::string> trials;  ///< labels of the trials that run it
+};
+
+bool Present(const std::string& path) { return fs::exists(path) && fs::exists(path + ".json"); }
+
+/// "2.11.0+cu130" -> "2.11.0"
+std::string Release(const std::string& version) {
+  size_t end = 0;
+  while (end < version.size() && (std::isdigit(static_cast<unsigned char>(version[end])) || version[end] == '.')) ++end;
+  std::string r = version.substr(0, end);
+  while (!r.empty() && r.back() == '.') r.pop_back();
+  return r;
+}
+
+/// Runs `argv` with this process's stdout and stderr (the compile prints its progress for
+/// minutes); its exit status, 128 + signal, or -1 when it could not start (`error` says why).
+int Spawn(const std::vector<std::string>& argv, std::string* error) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0) {
+    *error = std::strerror(rc);
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// Holds an exclusive lock on `path` (created) while alive: two runx compile of one package take
+/// turns, and the second finds the package made.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) {
+      while (flock(fd_, LOCK_EX) < 0 && errno == EINTR) {}
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+/// Makes `p` with compile_step.py under `python`: into a partial file beside it, then renamed into
+/// place, the package before its sidecar (a trial looks for both), so that no runner ever sees half
+/// a package. True when it is there afterwards.
+bool Make(const spec::CompiledPackage& p, const std::string& python) {
+  std::error_code ec;
+  fs::create_directories(fs::path(p.path).parent_path(), ec);
+  FileLock lock(p.path + ".lock");
+  if (Present(p.path)) {
+    fmt::print("compile: {} was made meanwhile by another runx compile\n", p.path);
+    return true;
+  }
+  const fs::path final_path(p.path);
+  const std::string partial =
+      (final_path.parent_path() / fmt::format(".partial-{}-{}", getpid(), final_path.filename().string())).string();
+  std::vector<std::string> argv{python, (fs::path(SourceDir()) / "bench" / "compile_step.py").string()};
+  argv.insert(argv.end(), p.args.begin(), p.args.end());
+  argv.insert(argv.end(), {"--measure", "0", "-o", partial});
+  fmt::print("compile: {}\n", fmt::join(argv, " "));
+  std::fflush(stdout);
+  std::string error;
+  const int status = Spawn(argv, &error);
+  const auto discard = [&] {
+    fs::remove(partial, ec);
+    fs::remove(partial + ".json", ec);
+  };
+  if (status != 0) {
+    discard();
+    if (status < 0)
+      fmt::print(stderr, "compile: error: cannot run '{}': {}\n", python, error);
+    else
+      fmt::print(stderr, "compile: error: compile_step.py ended with status {} for {}; nothing was kept\n", status,
+                 p.path);
+    return false;
+  }
+  if (!fs::exists(partial) || !fs::exists(partial + ".json")) {
+    discard();
+    fmt::print(stderr, "compile: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
+    return false;
+  }
+  fs::rename(partial, p.path, ec);
+  if (!ec) fs::rename(partial + ".json", p.path + ".json", ec);
+  if (ec) {
+    discard();
+    fmt::print(stderr, "compile: error: cannot move the package to {}: {}\n", p.path, ec.message());
+    return false;
+  }
+  fmt::print("compile: made {} ({:.1f} MiB)\n", p.path, static_cast<double>(fs::file_size(p.path)) / (1 << 20));
+  return true;
+}
+
+}  // namespace
+
+int Compile(const CompileArgs& args) {
+  const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
+  const auto loaded = LoadPlan(args.file, args.overrides, std::nullopt, schemas);
+  if (!loaded) return 2;
+  const std::string db = args.db.value_or(loaded->experiment.config.value("results", "results/runx.db"));
+  const std::string dir = std::getenv("RUNX_COMPILED_DIR") ? std::getenv("RUNX_COMPILED_DIR") : spec::CompiledDirFor(db);
+  const std::string release = engine::LibTorchRelease();
+
+  std::map<std::string, Needed> needed;  // by path
+  std::vector<std::pair<std::string, std::string>> refused;  // (trial, reason)
+  size_t trials = 0;
+  for (const auto& t : loaded->plan.trials) {
+    if (t.repeat_index != 0 || !spec::WantsAutoPackage(t.config)) continue;
+    ++trials;
+    auto p = spec::AutoPackage(t.config, dir, release);
+    if (!p.reason.empty()) {
+      refused.emplace_back(t.label, p.reason);
+      continue;
+    }
+    auto& n = needed[p.path];
+    n.package = std::move(p);
+    n.trials.push_back(t.label);
+  }
+  if (trials == 0) {
+    fmt::print("compile: no trial of {} runs compiled_step with package: auto; nothing to make\n", args.file);
+    return 0;
+  }
+  size_t missing = 0;
+  fmt::print("compile: {} package{} for {} trial{} of {}, in {} (LibTorch {}):\n", needed.size(),
+             needed.size() == 1 ? "" : "s", trials, trials == 1 ? "" : "s", args.file, dir, release);
+  for (const auto& [path, n] : needed) {
+    const bool present = Present(path);
+    missing += !present;
+    fmt::print("  {:<8} {}\n           key {}, for {}\n", present ? "present" : "missing", path, n.package.key,
+               fmt::join(n.trials, "; "));
+    if (!present) fmt::print("           {}\n", spec::CompileCommand(n.package));
+  }
+  for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
+  if (args.dry_run || missing == 0) return refused.empty() ? 0 : 1;
+
+  // The package must be compiled by the torch release that will load it.
+  const auto probe = slurm::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
+  if (!probe.started || probe.status != 0) {
+    fmt::print(stderr,
+               "compile: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "
+               "of runx's LibTorch (--python names another interpreter)\n",
+               args.python, probe.started ? slurm::FirstLine(probe.err) : probe.error, release);
+    return 1;
+  }
+  const std::string python_torch = slurm::FirstLine(probe.out);
+  if (Release(python_torch) != release) {
+    fmt::print(stderr,
+               "compile: error: '{}' has torch {}, runx's LibTorch is {}: a package compiled by one release does not "
+               "load in another (AOTInductor's ABI); use the Python of LibTorch {} (--python)\n",
+               args.python, python_torch, release, release);
+    return 1;
+  }
+  bool ok = true;
+  for (const auto& [path, n] : needed) {
+    if (Present(path)) continue;
+    ok = Make(n.package, args.python) && ok;
+  }
+  return ok && refused.empty() ? 0 : 1;
+}
+
+}  // namespace runx::cli
