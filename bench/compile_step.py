@@ -6,6 +6,7 @@ eager PyTorch first and measures it against eager and torch.compile in the same 
   python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last -o rn50-step-bf16cl.pt2
   python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --configs eager,compile,joint-compile
   python3 bench/compile_step.py --module my_net.py:build --num-classes 10 --batch 128 -o net-step.pt2
+  python3 bench/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 --seq-len 256 --batch 64 --dtype bf16 -o gpt-step.pt2
 
 Pipeline: aot_export_module(trace_joint=True) traces the step into one functional joint graph
 (params, buffers, x, y) -> (new buffer values, loss, gradients); the graph is run as a plain
@@ -17,12 +18,15 @@ names for runx's own models (runner/src/models/resnet.cc). Without -o nothing is
 --skip-package writes the sidecar without a package (after torch.export with --package-from export).
 
 --module FILE.py:FN: FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 32));
-labels are drawn from [0, --num-classes). Exit status: 1 if the check fails, 2 if export or
+labels are drawn from [0, --num-classes). --model gpt: runx's gpt (bench/peer_gpt.py's definition,
+blocks named block0, block1, ... as in runx) over byte tokens: the input and the target are token
+ids [batch, --seq-len] from [0, --vocab), the loss cross entropy over every position.
+--print-parameters: the model's parameters and buffers with runx's names and shapes, as JSON, and
+nothing else (no CUDA needed; tests/data/compiled_step/gpt-parameters.json was made so). Exit status: 1 if the check fails, 2 if export or
 packaging fails (the traceback is printed; the measurements still run).
 """
 import argparse, copy, importlib.util, json, os, re, sys, time, traceback
 import torch
-from torch._functorch.aot_autograd import aot_export_module
 
 RUNX_RESNETS = {"resnet18", "resnet34", "resnet50", "resnet101"}  # MakeResNet's depths
 
@@ -33,6 +37,8 @@ def runx_name(model, torch_name):
     weight, bias, running_mean, running_var, num_batches_tracked."""
     if model in RUNX_RESNETS:
         return re.sub(r"^layer(\d)\.(\d+)\.", r"layer\1_\2.", torch_name)
+    if model == "gpt":  # runx registers its blocks flat, "block0", where a ModuleList has "blocks.0"
+        return re.sub(r"^blocks\.(\d+)\.", r"block\1.", torch_name)
     return torch_name
 
 def build_model(a):
@@ -42,6 +48,10 @@ def build_model(a):
         mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
         net, shape = getattr(mod, fn or "build")()
         return net, tuple(int(d) for d in shape)
+    if a.model == "gpt":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from peer_gpt import Gpt
+        return Gpt(a.vocab, a.block_size or a.seq_len, a.n_layer, a.n_head, a.d_model), (a.seq_len,)
     import torchvision
     return getattr(torchvision.models, a.model)(num_classes=a.num_classes), (3, a.image_size, a.image_size)
 
@@ -52,7 +62,10 @@ class Step(torch.nn.Module):
         self.model, self.amp = model, amp
     def forward(self, x, y):
         with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None):
-            return (torch.nn.functional.cross_entropy(self.model(x), y),)
+            logits = self.model(x)
+            if logits.dim() == 3:  # a language model: every position predicts its next token
+                return (torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten()),)
+            return (torch.nn.functional.cross_entropy(logits, y),)
 
 class Joint(torch.nn.Module):
     """The joint graph as a module for torch.export: all inputs positional, a flat tuple out."""
@@ -186,7 +199,8 @@ def sidecar(a, step, shape, inputs, outputs, fields):
     info = {"format": "runx-compiled-step/1", "torch": torch.__version__, "triton": triton_version,
             "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "model": a.module or a.model, "batch": a.batch, "shape": list(shape),
-            "image_size": a.image_size, "num_classes": a.num_classes, "dtype": a.dtype,
+            "image_size": a.image_size, "dtype": a.dtype,
+            "num_classes": a.vocab if a.model == "gpt" and not a.module else a.num_classes,
             "channels_last": a.channels_last, "parameter_count": sum(p.numel() for p in step.parameters()),
             **fields, "inputs": [strip(e) for e in inputs], "outputs": [strip(e) for e in outputs]}
     with open(a.output + ".json", "w") as f:
@@ -253,6 +267,13 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--num-classes", type=int, default=1000)
+    ap.add_argument("--n-layer", type=int, default=4, help="gpt (runx's defaults)")
+    ap.add_argument("--n-head", type=int, default=4, help="gpt")
+    ap.add_argument("--d-model", type=int, default=128, help="gpt")
+    ap.add_argument("--block-size", type=int, default=0, help="gpt: the position embedding's rows (0: --seq-len)")
+    ap.add_argument("--seq-len", type=int, default=256, help="gpt: tokens per sample")
+    ap.add_argument("--vocab", type=int, default=256, help="gpt: the vocabulary (256: byte tokens)")
+    ap.add_argument("--print-parameters", action="store_true", help="print the model's tensors with runx's names; nothing else")
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
     ap.add_argument("--channels-last", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
@@ -271,16 +292,27 @@ def main():
     ap.add_argument("--profile-dir", help="after timing, profile each config's kernels into DIR/CONFIG.json")
     ap.add_argument("--profile-steps", type=int, default=5)
     a = ap.parse_args()
+    if a.print_parameters:
+        net, shape = build_model(a)
+        name = None if a.module else a.model
+        print(json.dumps({"model": a.module or a.model, "shape": list(shape),
+                          "parameters": {runx_name(name, n): list(t.shape) for n, t in net.named_parameters()},
+                          "buffers": {runx_name(name, n): list(t.shape) for n, t in net.named_buffers()}}, indent=1))
+        return 0
+    from torch._functorch.aot_autograd import aot_export_module
     torch.manual_seed(a.seed)
     torch.backends.cudnn.benchmark = True
     amp = torch.bfloat16 if a.dtype == "bf16" else None
     net, shape = build_model(a)
     net = net.cuda().train()
-    x = torch.randn(a.batch, *shape, device="cuda")
+    tokens = a.model == "gpt" and not a.module
+    x = (torch.randint(0, a.vocab, (a.batch, *shape), device="cuda") if tokens
+         else torch.randn(a.batch, *shape, device="cuda"))
     if a.channels_last:
         net = net.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
-    y = torch.randint(0, a.num_classes, (a.batch,), device="cuda")
+    y = (torch.randint(0, a.vocab, (a.batch, *shape), device="cuda") if tokens
+         else torch.randint(0, a.num_classes, (a.batch,), device="cuda"))
     init = copy.deepcopy(net)  # every run below starts from these weights
     step = Step(net, amp)
 

@@ -202,5 +202,23 @@ TEST_F(CompiledStep, RunxsResNet50FitsTheSidecarWrittenForTorchvisionsOnTheGpu) 
   EXPECT_EQ(compiled_step::ModelMismatch(s, *model, 256, {3, 224, 224}), "");
 }
 
+// compile_step.py --model gpt builds bench/peer_gpt.py's definition and names its tensors as runx's
+// gpt has them; the file is what `compile_step.py --model gpt --n-layer 2 --n-head 2 --d-model 32
+// --seq-len 16 --block-size 24 --print-parameters` printed (Debian's python3-torch). Same names,
+// same shapes, nothing more on either side, tied output weights included.
+TEST_F(CompiledStep, RunxsGptHasTheTensorsOfThePeerDefinitionCompileStepBuilds) {
+  std::ifstream in(RUNX_SOURCE_DIR "/tests/data/compiled_step/gpt-parameters.json");
+  const auto peer = nlohmann::json::parse(in);
+  const auto model = models::BuildModel({{"name", "gpt"}, {"n_layer", 2}, {"n_head", 2}, {"d_model", 32}, {"block_size", 24}},
+                                        SampleSpec{{16}, c10::kLong, {16}, c10::kLong, 256}, torch::kCPU);
+  nlohmann::json ours = nlohmann::json::object(), buffers = nlohmann::json::object();
+  for (const auto& p : model->named_parameters()) ours[p.key()] = p.value().sizes().vec();
+  for (const auto& b : model->named_buffers()) buffers[b.key()] = b.value().sizes().vec();
+  EXPECT_EQ(ours.size(), 28u);
+  EXPECT_EQ(ours, peer["parameters"]) << ours.dump() << "\n" << peer["parameters"].dump();
+  EXPECT_EQ(buffers, peer["buffers"]);
+  EXPECT_EQ(peer["shape"], nlohmann::json::array({16}));
+}
+
 }  // namespace
 }  // namespace runx
