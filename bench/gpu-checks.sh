@@ -190,12 +190,12 @@ for n in z.namelist():
       done
       ;;
     compiled)  # issue 13: the compiled_step technique in runx against runx's eager step and PyTorch eager /
-               # torch.compile, same call. The package builds while runx does (build compiled, or after it).
+               # torch.compile, same call; then the weights after 20 steps, eager against compiled.
       section compiled; source build-device/env.sh
-      PKG=results/compiled/resnet50-b256-bf16-cl.pt2; mkdir -p results/compiled
-      [ -f "$PKG" ] || log compiled-pkg python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 \
-        --channels-last -o "$PKG" --measure 0
-      cp "$PKG.json" "$OUT/" 2>/dev/null
+      # package: auto keeps packages beside the store; here in the work tree, not under $OUT (9.5 MiB each)
+      export RUNX_COMPILED_DIR=build-device/compiled
+      log compiled-pkg $R compile experiments/compiled-step-resnet50.yaml --db "$DB"
+      cp "$RUNX_COMPILED_DIR"/*.json "$OUT/" 2>/dev/null
       TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
       log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
         --no-check --measure 40 --warmup 12 --configs eager,compile
@@ -214,6 +214,14 @@ for n in z.namelist():
         FROM (SELECT * FROM steps WHERE trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'baseline' AND experiment = 'compiled-step-resnet50')) a
         JOIN (SELECT * FROM steps WHERE trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'compiled_step' AND experiment = 'compiled-step-resnet50')) b
         ON a.phase = b.phase AND a.step = b.step WHERE (a.phase = 'warmup' AND a.step < 12) OR (a.phase = 'measure' AND a.step < 8)"
+      # The weights after 20 steps from the same start, tensor by tensor: eager against eager (the GPU's
+      # own run-to-run difference, cuDNN's algorithms are not deterministic) and eager against compiled.
+      TAIL=12 log compiled-weights-runx $R bench/compiled-step-weights.yaml --db "$DB" --force
+      W=($($R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
+        WHERE e.key = 'export.weights' AND t.experiment = 'compiled-step-weights' AND t.run_id = (SELECT max(id) FROM runs)
+        ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'))
+      TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2
+      TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2
       ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes
