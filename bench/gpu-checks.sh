@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/{dataset-fashion-mnist,fortunes}_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 step tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 step compiled compiled-gpt tests
 #   (dp1: data_parallel's world-size-1 overhead on one GPU; dp: its scaling over several GPUs against DDP)
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
@@ -222,6 +222,18 @@ for n in z.namelist():
         ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'))
       TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2
       TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2
+      ;;
+    compiled-gpt)  # issue 13 on the language model: runx's gpt with the compiled step against PyTorch eager and
+                   # torch.compile (bench/peer_gpt.py) on the same text and batch, same call
+      section compiled-gpt; source build-device/env.sh; install_fortunes
+      export RUNX_COMPILED_DIR=build-device/compiled
+      log compiled-gpt-pkg $R compile bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
+      cp "$RUNX_COMPILED_DIR"/gpt-*.json "$OUT/" 2>/dev/null
+      TAIL=20 log compiled-gpt-runx $R bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
+      log compiled-gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" --configs bf16+fused,bf16+fused+compile,bf16+fused+compile-ro
+      TAIL=20 log compiled-gpt-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,
+        round(samples_per_s * 256) AS tokens_s, round(final_loss, 4) AS loss, substr(error, 1, 300) AS error FROM trial_summary
+        WHERE experiment = 'compiled-step-gpt' ORDER BY trial_id"
       ;;
     tests)
       section tests; source build-device/env.sh; install_fortunes
