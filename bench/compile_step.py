@@ -41,6 +41,10 @@ def runx_name(model, torch_name):
         return re.sub(r"^blocks\.(\d+)\.", r"block\1.", torch_name)
     return torch_name
 
+def token_model(a):
+    """Whether the model reads token ids (--model gpt) rather than float samples."""
+    return a.model == "gpt" and not a.module
+
 def build_model(a):
     if a.module:
         path, _, fn = a.module.partition(":")
@@ -48,7 +52,7 @@ def build_model(a):
         mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
         net, shape = getattr(mod, fn or "build")()
         return net, tuple(int(d) for d in shape)
-    if a.model == "gpt":
+    if token_model(a):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from peer_gpt import Gpt
         return Gpt(a.vocab, a.block_size or a.seq_len, a.n_layer, a.n_head, a.d_model), (a.seq_len,)
@@ -200,7 +204,7 @@ def sidecar(a, step, shape, inputs, outputs, fields):
             "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
             "model": a.module or a.model, "batch": a.batch, "shape": list(shape),
             "image_size": a.image_size, "dtype": a.dtype,
-            "num_classes": a.vocab if a.model == "gpt" and not a.module else a.num_classes,
+            "num_classes": a.vocab if token_model(a) else a.num_classes,
             "channels_last": a.channels_last, "parameter_count": sum(p.numel() for p in step.parameters()),
             **fields, "inputs": [strip(e) for e in inputs], "outputs": [strip(e) for e in outputs]}
     with open(a.output + ".json", "w") as f:
@@ -305,7 +309,7 @@ def main():
     amp = torch.bfloat16 if a.dtype == "bf16" else None
     net, shape = build_model(a)
     net = net.cuda().train()
-    tokens = a.model == "gpt" and not a.module
+    tokens = token_model(a)
     x = (torch.randint(0, a.vocab, (a.batch, *shape), device="cuda") if tokens
          else torch.randn(a.batch, *shape, device="cuda"))
     if a.channels_last:

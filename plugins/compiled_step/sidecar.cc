@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "runx/torch_release.h"
+
 namespace runx::compiled_step {
 namespace {
 
@@ -30,8 +32,6 @@ std::vector<Slot> Slots(const nlohmann::json& list, const std::string& path, con
   return slots;
 }
 
-/// "2.11.0+cu130" -> "2.11.0"
-std::string Release(const std::string& version) { return version.substr(0, version.find_first_of("+a")); }
 
 }  // namespace
 
@@ -182,7 +182,7 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
 }
 
 std::string TorchMismatch(const std::string& compiled, const std::string& running) {
-  if (Release(compiled) == Release(running)) return "";
+  if (TorchRelease(compiled) == TorchRelease(running)) return "";
   return fmt::format("the package was compiled by PyTorch {}, this runx runs LibTorch {}: AOTInductor packages run "
                      "on the release that built them; rebuild it with that LibTorch's PyTorch",
                      compiled, running);

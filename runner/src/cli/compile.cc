@@ -7,9 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -21,6 +19,7 @@
 #include "cli/load.h"
 #include "engine/doctor.h"
 #include "plugins/dirs.h"
+#include "runx/torch_release.h"
 #include "slurm/process.h"
 #include "spec/compiled_package.h"
 #include "version.h"
@@ -37,16 +36,6 @@ struct Needed {
   std::vector<std::string> trials;  ///< labels of the trials that run it
 };
 
-bool Present(const std::string& path) { return fs::exists(path) && fs::exists(path + ".json"); }
-
-/// "2.11.0+cu130" -> "2.11.0"
-std::string Release(const std::string& version) {
-  size_t end = 0;
-  while (end < version.size() && (std::isdigit(static_cast<unsigned char>(version[end])) || version[end] == '.')) ++end;
-  std::string r = version.substr(0, end);
-  while (!r.empty() && r.back() == '.') r.pop_back();
-  return r;
-}
 
 /// Runs `argv` with this process's stdout and stderr (the compile prints its progress for
 /// minutes); its exit status, 128 + signal, or -1 when it could not start (`error` says why).
@@ -90,7 +79,7 @@ bool Make(const spec::CompiledPackage& p, const std::string& python) {
   std::error_code ec;
   fs::create_directories(fs::path(p.path).parent_path(), ec);
   FileLock lock(p.path + ".lock");
-  if (Present(p.path)) {
+  if (spec::PackagePresent(p.path)) {
     fmt::print("compile: {} was made meanwhile by another runx compile\n", p.path);
     return true;
   }
@@ -140,7 +129,7 @@ int Compile(const CompileArgs& args) {
   const auto loaded = LoadPlan(args.file, args.overrides, std::nullopt, schemas);
   if (!loaded) return 2;
   const std::string db = args.db.value_or(loaded->experiment.config.value("results", "results/runx.db"));
-  const std::string dir = std::getenv("RUNX_COMPILED_DIR") ? std::getenv("RUNX_COMPILED_DIR") : spec::CompiledDirFor(db);
+  const std::string dir = CompiledDir(db);
   const std::string release = engine::LibTorchRelease();
 
   std::map<std::string, Needed> needed;  // by path
@@ -166,7 +155,7 @@ int Compile(const CompileArgs& args) {
   fmt::print("compile: {} package{} for {} trial{} of {}, in {} (LibTorch {}):\n", needed.size(),
              needed.size() == 1 ? "" : "s", trials, trials == 1 ? "" : "s", args.file, dir, release);
   for (const auto& [path, n] : needed) {
-    const bool present = Present(path);
+    const bool present = spec::PackagePresent(path);
     missing += !present;
     fmt::print("  {:<8} {}\n           key {}, for {}\n", present ? "present" : "missing", path, n.package.key,
                fmt::join(n.trials, "; "));
@@ -185,7 +174,7 @@ int Compile(const CompileArgs& args) {
     return 1;
   }
   const std::string python_torch = slurm::FirstLine(probe.out);
-  if (Release(python_torch) != release) {
+  if (TorchRelease(python_torch) != release) {
     fmt::print(stderr,
                "compile: error: '{}' has torch {}, runx's LibTorch is {}: a package compiled by one release does not "
                "load in another (AOTInductor's ABI); use the Python of LibTorch {} (--python)\n",
@@ -194,7 +183,7 @@ int Compile(const CompileArgs& args) {
   }
   bool ok = true;
   for (const auto& [path, n] : needed) {
-    if (Present(path)) continue;
+    if (spec::PackagePresent(path)) continue;
     ok = Make(n.package, args.python) && ok;
   }
   return ok && refused.empty() ? 0 : 1;

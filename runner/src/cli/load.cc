@@ -1,9 +1,12 @@
 #include "cli/load.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "spec/compiled_package.h"
 
 namespace runx::cli {
 
@@ -27,6 +30,11 @@ std::optional<LoadedPlan> LoadPlan(const std::string& file, const std::vector<st
     fmt::print(stderr, "error: {}\n", e.what());
   }
   return std::nullopt;
+}
+
+std::string CompiledDir(const std::string& db) {
+  const char* dir = std::getenv("RUNX_COMPILED_DIR");
+  return dir ? dir : spec::CompiledDirFor(db);
 }
 
 }  // namespace runx::cli

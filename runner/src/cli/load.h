@@ -18,6 +18,11 @@ struct LoadedPlan {
 
 std::vector<spec::Override> ToOverrides(const std::vector<std::string>& sets);
 
+/// Where compiled_step's packages (package: auto) are for the results store `db`: RUNX_COMPILED_DIR
+/// when set (runx submit's shards, whose stores are their own, point it at the main store's), else
+/// the folder beside the store (spec::CompiledDirFor). runx run and runx compile agree through it.
+std::string CompiledDir(const std::string& db);
+
 /// Loads, validates and expands `file`, then keeps `shard`; prints the problems and returns
 /// nullopt when the input is invalid.
 std::optional<LoadedPlan> LoadPlan(const std::string& file, const std::vector<std::string>& sets,

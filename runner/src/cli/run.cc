@@ -15,7 +15,6 @@
 #include "engine/sweep.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
-#include "spec/compiled_package.h"
 #include "store/history.h"
 #include "store/store.h"
 
@@ -88,9 +87,7 @@ int Run(const RunArgs& args) {
   options.resume = args.resume;
   options.any_build = args.any_build;
   options.in_process = args.in_process;
-  // compiled_step's packages (package: auto) are kept beside the results store, or where
-  // RUNX_COMPILED_DIR says (runx submit's shards, whose stores are their own, point it at the main one).
-  options.compiled_dir = std::getenv("RUNX_COMPILED_DIR") ? std::getenv("RUNX_COMPILED_DIR") : spec::CompiledDirFor(db);
+  options.compiled_dir = CompiledDir(db);
   options.interrupted = &g_interrupted;
   if (!args.devices.empty()) {
     if (args.in_process) {

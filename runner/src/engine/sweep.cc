@@ -60,7 +60,7 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     package_problem = package.reason;
     if (package_problem.empty()) {
       spec::SetPackage(&config, package.path);
-      if (!std::filesystem::exists(package.path) || !std::filesystem::exists(package.path + ".json"))
+      if (!spec::PackagePresent(package.path))
         package_problem = fmt::format(
             "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that "
             "runs the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",

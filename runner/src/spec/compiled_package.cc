@@ -109,6 +109,10 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
   return p;
 }
 
+bool PackagePresent(const std::string& path) {
+  return std::filesystem::exists(path) && std::filesystem::exists(path + ".json");
+}
+
 void SetPackage(json* config, const std::string& path) {
   (*config)["optimizations"]["compiled_step"]["package"] = path;
 }

@@ -34,6 +34,10 @@ bool WantsAutoPackage(const nlohmann::json& config);
 /// a batch size that is not a number.
 CompiledPackage AutoPackage(const nlohmann::json& config, const std::string& dir, const std::string& torch_release);
 
+/// Whether the package at `path` is there whole: the package and its sidecar (path + ".json"),
+/// which runx compile moves into place last.
+bool PackagePresent(const std::string& path);
+
 /// `config` with compiled_step's `package` set to `path`.
 void SetPackage(nlohmann::json* config, const std::string& path);
 
