@@ -6,8 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
@@ -230,6 +235,79 @@ TEST_F(TorchScript, TokenContractViolationsNameTheIdsAndTheLogitsExpected) {
     EXPECT_EQ(std::string(e.what()), "torchscript model '" + path + "' must map token ids [batch, seq_len] = [2, 8] (Long) "
                                      "to logits [batch, seq_len, vocabulary] = [2, 8, 64], got [2, 8, 32]");
   }
+}
+
+// A model nobody here wrote: torchvision's VisionTransformer (patch convolution, class token,
+// LayerNorm, multi-head attention, GELU), tiny, traced in training mode by torch.jit.trace
+// (tests/data/torchscript/make_vit_tiny.py). It loads as it is and trains: on one fixed batch the
+// loss falls, every parameter moves, and the jit module's forward sees the new weights.
+const std::string kTracedVit = RUNX_SOURCE_DIR "/tests/data/torchscript/vit_tiny_traced.pt";
+
+TEST_F(TorchScript, ATracedVisionTransformerTrains) {
+  auto model = models::BuildModel({{"name", "torchscript"}, {"path", kTracedVit}}, {3, 16, 16}, 10);
+  auto P = model->named_parameters();
+  ASSERT_TRUE(P.contains("encoder.layers.encoder_layer_0.self_attention.in_proj_weight"));
+  ASSERT_TRUE(P.contains("encoder.layers.encoder_layer_1.ln_2.weight"));
+  ASSERT_TRUE(P.contains("class_token"));
+  std::map<std::string, torch::Tensor> before;
+  for (const auto& p : P) before[p.key()] = p.value().detach().clone();
+  torch::manual_seed(5);
+  const auto x = torch::randn({8, 3, 16, 16});
+  const auto y = torch::randint(10, {8}, torch::kLong);
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(3e-3));
+  double first = 0, last = 0;
+  for (int step = 0; step < 40; ++step) {
+    auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, 0.5 * first) << "first " << first << ", last " << last;
+  for (const auto& p : model->named_parameters())
+    EXPECT_FALSE(torch::equal(before[p.key()], p.value())) << p.key() << " did not move";
+}
+
+/// Where each 0-dim tensor constant of `module`'s graphs lives, by kind: "integer" or "float".
+std::map<std::string, std::set<std::string>> ScalarConstantDevices(torch::jit::Module& module) {
+  std::map<std::string, std::set<std::string>> where;
+  std::function<void(torch::jit::Block*)> visit = [&](torch::jit::Block* block) {
+    for (torch::jit::Node* node : block->nodes()) {
+      if (node->kind() == c10::prim::Constant && node->hasAttribute(c10::attr::value) &&
+          node->kindOf(c10::attr::value) == torch::jit::AttributeKind::t && node->t(c10::attr::value).dim() == 0) {
+        const auto& t = node->t(c10::attr::value);
+        where[c10::isIntegralType(t.scalar_type(), true) ? "integer" : "float"].insert(t.device().str());
+      }
+      for (torch::jit::Block* inner : node->blocks()) visit(inner);
+    }
+  };
+  for (torch::jit::Function* fn : module._ivalue()->compilation_unit()->get_functions())
+    if (auto* graph_fn = torch::jit::tryToGraphFunction(*fn)) visit(graph_fn->graph()->block());
+  return where;
+}
+
+// The trace's shape arithmetic (the patch grid h // 4, the heads' batch bsz * num_heads) divides
+// and multiplies by 0-dim integer tensor constants, in the submodules' methods. Loaded onto a GPU
+// they would make every aten::Int of that arithmetic a device-to-host copy; runx places them on
+// the host. No second device here: the meta device stands in for the GPU the module was loaded
+// onto, and the check is that exactly those constants move (integer ones; the attention's float
+// scale and the parameters stay), and that a second placement finds nothing left to move.
+TEST_F(TorchScript, TheShapeArithmeticsIntegerConstantsArePlacedWhereAsked) {
+  torch::jit::Module module = torch::jit::load(kTracedVit);
+  auto before = ScalarConstantDevices(module);
+  ASSERT_EQ(before["integer"], (std::set<std::string>{"cpu"}));
+  const int64_t moved = models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta));
+  EXPECT_GE(moved, 3);  // the patch grid's divisor (per dimension) and the heads' count, at least
+  auto after = ScalarConstantDevices(module);
+  EXPECT_EQ(after["integer"], (std::set<std::string>{"meta"}));
+  EXPECT_EQ(after["float"], before["float"]);
+  for (const auto& p : module.named_parameters()) EXPECT_TRUE(p.value.device().is_cpu()) << p.name;
+  EXPECT_EQ(models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta)), 0);
+  // Where they were is where the forward reads them: on meta, the host's arithmetic now fails.
+  EXPECT_THROW(module.forward({torch::randn({2, 3, 16, 16})}), c10::Error);
+  // LoadTorchScript leaves them on the host, and the module runs.
+  auto model = models::BuildModel({{"name", "torchscript"}, {"path", kTracedVit}}, {3, 16, 16}, 10);
+  EXPECT_EQ(model->forward(torch::randn({4, 3, 16, 16})).sizes(), (c10::IntArrayRef{4, 10}));
 }
 
 // The executor the model runs under: by default the plain interpreter, which executes the graph

@@ -11,6 +11,10 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+namespace torch::jit {
+struct Module;
+}
+
 #include "runx/sample_spec.h"
 
 namespace runx::models {
@@ -45,6 +49,18 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
 /// model's config overrides it.
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const SampleSpec& input, int64_t num_classes,
                                        c10::Device device = c10::Device(c10::DeviceType::CPU));
+
+/// Moves the 0-dim integer (and bool) tensor constants of every graph in `module`'s compilation
+/// unit to `where`; returns how many moved. LoadTorchScript puts them back on the CPU after
+/// loading onto the trial's device. They are the shape arithmetic of a trace: torch.jit.trace
+/// records `x.shape[2] // 16` as aten::size -> prim::NumToTensor (a CPU tensor) -> floor_divide by
+/// a tensor constant -> aten::Int. Loaded onto a GPU, that constant makes the arithmetic a GPU
+/// kernel and aten::Int a device-to-host copy: the host waits for every queued kernel, several
+/// times per forward (each attention layer of a traced torchvision ViT), and no CUDA graph can
+/// capture the step. On the host they are plain scalars to any device op (ATen takes a 0-dim CPU
+/// tensor as a scalar operand). Floating-point and larger constants (a frozen module's weights)
+/// stay where they were loaded.
+int64_t PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where);
 
 /// A model this build or this device cannot run at all (e.g. an AOTInductor package on a LibTorch
 /// without AOTInductor, or compiled for another device type): the trial is `incompatible`.

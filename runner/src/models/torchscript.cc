@@ -6,11 +6,14 @@
 // empty child module "fc1". So the optimizer, Module::to(device), ParameterCount, channels_last
 // (set_data on the shared tensor) and torch::serialize all act on the weights the jit forward
 // reads, and the wrapper's named_parameters()/named_buffers() equal the jit module's.
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -94,7 +97,36 @@ class TorchScriptModel : public Model {
   std::map<std::string, std::shared_ptr<torch::nn::Module>> children_;
 };
 
+void VisitNodes(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit) {
+  for (torch::jit::Node* node : block->nodes()) {
+    visit(node);
+    for (torch::jit::Block* inner : node->blocks()) VisitNodes(inner, visit);
+  }
+}
+
 }  // namespace
+
+int64_t PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where) {
+  int64_t moved = 0;
+  // Every function of the file's compilation unit: the methods of the module and its submodules
+  // (a trace calls them through prim::CallMethod) and free functions a scripted module calls.
+  for (torch::jit::Function* fn : module._ivalue()->compilation_unit()->get_functions()) {
+    torch::jit::GraphFunction* graph_fn = torch::jit::tryToGraphFunction(*fn);
+    if (graph_fn == nullptr) continue;
+    VisitNodes(graph_fn->graph()->block(), [&](torch::jit::Node* node) {
+      if (node->kind() != c10::prim::Constant || !node->hasAttribute(c10::attr::value) ||
+          node->kindOf(c10::attr::value) != torch::jit::AttributeKind::t)
+        return;
+      const at::Tensor& value = node->t(c10::attr::value);
+      if (value.dim() != 0 || !c10::isIntegralType(value.scalar_type(), /*includeBool=*/true) ||
+          value.device() == where)
+        return;
+      node->t_(c10::attr::value, value.to(where));
+      ++moved;
+    });
+  }
+  return moved;
+}
 
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const SampleSpec& input, int64_t num_classes,
                                        c10::Device device) {
@@ -109,6 +141,8 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const Sample
   } catch (const c10::Error& e) {
     throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + e.what_without_backtrace());
   }
+  // ...except the shape arithmetic's integer scalars, which belong on the host: see models.h.
+  PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::CPU));
   auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false));
 
   // The contract: [batch, *sample_shape] -> logits [batch, num_classes] for float samples; token
