@@ -114,10 +114,13 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       section torchscript; source build-device/env.sh
       TS=${TS_DIR:-/tmp/ts}; MODELS=${TS_MODELS:-vit_b_16 convnext_tiny mobilenet_v3_large resnet50}
       log ts-export python3 bench/peer_torchscript.py --export "$TS" --models "$(echo $MODELS | tr ' ' ,)"
-      log ts-peer python3 bench/peer_torchscript.py --models "$(echo $MODELS | tr ' ' ,)"
+      # TS_BF16=1: bf16 and bf16 + channels_last only, on both sides
+      ts_set=(); ts_configs=fp32,bf16,fp32+cl,bf16+cl
+      [ -n "${TS_BF16:-}" ] && ts_set=(--set precision=bf16 --set 'sweep.axes={optimizations: [channels_last]}') && ts_configs=bf16,bf16+cl
+      log ts-peer python3 bench/peer_torchscript.py --models "$(echo $MODELS | tr ' ' ,)" --configs "$ts_configs"
       for m in $MODELS; do
         log "ts-$m" $R bench/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
-          --set repeats="${TS_REPEATS:-1}"
+          --set repeats="${TS_REPEATS:-1}" "${ts_set[@]}"
       done
       for m in ${TS_EXECUTOR_MODELS-vit_b_16 convnext_tiny}; do  # TS_EXECUTOR_MODELS= skips this
         log "ts-executor-$m" $R bench/torchscript-executor.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
