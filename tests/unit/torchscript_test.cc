@@ -296,18 +296,26 @@ TEST_F(TorchScript, TheShapeArithmeticsIntegerConstantsArePlacedWhereAsked) {
   torch::jit::Module module = torch::jit::load(kTracedVit);
   auto before = ScalarConstantDevices(module);
   ASSERT_EQ(before["integer"], (std::set<std::string>{"cpu"}));
-  const int64_t moved = models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta));
-  EXPECT_GE(moved, 3);  // the patch grid's divisor (per dimension) and the heads' count, at least
+  const auto placed = models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta));
+  EXPECT_GE(placed.moved, 3);  // the patch grid's divisor (per dimension) and the heads' count, at least
+  EXPECT_EQ(placed.found, placed.moved);
   auto after = ScalarConstantDevices(module);
   EXPECT_EQ(after["integer"], (std::set<std::string>{"meta"}));
   EXPECT_EQ(after["float"], before["float"]);
   for (const auto& p : module.named_parameters()) EXPECT_TRUE(p.value.device().is_cpu()) << p.name;
-  EXPECT_EQ(models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta)), 0);
+  const auto again = models::PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::Meta));
+  EXPECT_EQ(again.found, placed.found);
+  EXPECT_EQ(again.moved, 0);
   // Where they were is where the forward reads them: on meta, the host's arithmetic now fails.
   EXPECT_THROW(module.forward({torch::randn({2, 3, 16, 16})}), c10::Error);
-  // LoadTorchScript leaves them on the host, and the module runs.
+  // LoadTorchScript leaves them on the host, says so in the trial's facts, and the module runs.
   auto model = models::BuildModel({{"name", "torchscript"}, {"path", kTracedVit}}, {3, 16, 16}, 10);
   EXPECT_EQ(model->forward(torch::randn({4, 3, 16, 16})).sizes(), (c10::IntArrayRef{4, 10}));
+  const auto facts = model->Facts();
+  const std::map<std::string, std::string> fact(facts.begin(), facts.end());
+  EXPECT_EQ(fact.at("torchscript.host_constants"), std::to_string(placed.found));
+  EXPECT_EQ(fact.at("torchscript.host_constants_moved"), "0");  // loaded onto the CPU: nothing to move
+  EXPECT_EQ(fact.at("torchscript.executor"), "interpreter");
 }
 
 // The executor the model runs under: by default the plain interpreter, which executes the graph

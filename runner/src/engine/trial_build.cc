@@ -22,6 +22,7 @@ std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config
   torch::manual_seed(seed);
   for (const auto& [key, value] : data->Facts()) ctx.record(key, value);
   ctx.model_ = models::BuildModel(config.at("model"), data->sample_spec(), device);
+  for (const auto& [key, value] : ctx.model_->Facts()) ctx.record(key, value);
   ctx.model_->to(device);
   ctx.metric("param_count", static_cast<double>(models::ParameterCount(*ctx.model_)));
   ForEachTechnique(active, "on_model", [&](Technique& t) { t.on_model(*ctx.model_, ctx); });

@@ -4,6 +4,8 @@
 // (torchscript.cc); and aoti, an AOTInductor package run for inference (aoti.cc).
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -24,6 +26,9 @@ namespace runx::models {
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;
+  /// Facts about the model the trial records in its environment ("torchscript.executor" ->
+  /// "interpreter"), as data sources do.
+  virtual std::vector<std::pair<std::string, std::string>> Facts() const { return {}; }
 };
 
 /// Builds the model named in `model` (the DSL's `model:` mapping) for samples of `sample_shape`.
@@ -51,7 +56,7 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const Sample
                                        c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 /// Moves the 0-dim integer (and bool) tensor constants of every graph in `module`'s compilation
-/// unit to `where`; returns how many moved. LoadTorchScript puts them back on the CPU after
+/// unit to `where`; says how many it found and how many moved. LoadTorchScript puts them back on the CPU after
 /// loading onto the trial's device. They are the shape arithmetic of a trace: torch.jit.trace
 /// records `x.shape[2] // 16` as aten::size -> prim::NumToTensor (a CPU tensor) -> floor_divide by
 /// a tensor constant -> aten::Int. Loaded onto a GPU, that constant makes the arithmetic a GPU
@@ -60,7 +65,13 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const Sample
 /// capture the step. On the host they are plain scalars to any device op (ATen takes a 0-dim CPU
 /// tensor as a scalar operand). Floating-point and larger constants (a frozen module's weights)
 /// stay where they were loaded.
-int64_t PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where);
+/// Recorded by a torchscript trial as torchscript.host_constants (found) and
+/// torchscript.host_constants_moved (moved back from the device the file was loaded onto).
+struct PlacedConstants {
+  int64_t found = 0;  ///< 0-dim integer tensor constants in the graphs
+  int64_t moved = 0;  ///< of which were elsewhere and are now on `where`
+};
+PlacedConstants PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where);
 
 /// A model this build or this device cannot run at all (e.g. an AOTInductor package on a LibTorch
 /// without AOTInductor, or compiled for another device type): the trial is `incompatible`.

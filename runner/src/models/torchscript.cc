@@ -26,8 +26,8 @@ namespace {
 
 class TorchScriptModel : public Model {
  public:
-  TorchScriptModel(torch::jit::Module module, std::string path, bool optimize)
-      : module_(std::move(module)), path_(std::move(path)), optimize_(optimize) {
+  TorchScriptModel(torch::jit::Module module, std::string path, bool optimize, PlacedConstants constants)
+      : module_(std::move(module)), path_(std::move(path)), optimize_(optimize), constants_(constants) {
     std::set<const void*> seen;  // a tensor reachable under two names is registered once
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       if (!seen.insert(p.value.unsafeGetTensorImpl()).second) continue;
@@ -69,6 +69,12 @@ class TorchScriptModel : public Model {
 
   const std::string& path() const { return path_; }
 
+  std::vector<std::pair<std::string, std::string>> Facts() const override {
+    return {{"torchscript.executor", optimize_ ? "optimizing" : "interpreter"},
+            {"torchscript.host_constants", std::to_string(constants_.found)},
+            {"torchscript.host_constants_moved", std::to_string(constants_.moved)}};
+  }
+
  private:
   /// The module that owns the dotted `name` ("a.b.weight" -> child "b" of child "a"), created on
   /// first use, and the last component.
@@ -94,6 +100,7 @@ class TorchScriptModel : public Model {
   torch::jit::Module module_;
   std::string path_;
   bool optimize_;  ///< TorchScript's optimizing graph executor (model.jit_optimize), else the plain interpreter
+  PlacedConstants constants_;
   std::map<std::string, std::shared_ptr<torch::nn::Module>> children_;
 };
 
@@ -106,8 +113,8 @@ void VisitNodes(torch::jit::Block* block, const std::function<void(torch::jit::N
 
 }  // namespace
 
-int64_t PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where) {
-  int64_t moved = 0;
+PlacedConstants PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device where) {
+  PlacedConstants placed;
   // Every function of the file's compilation unit: the methods of the module and its submodules
   // (a trace calls them through prim::CallMethod) and free functions a scripted module calls.
   for (torch::jit::Function* fn : module._ivalue()->compilation_unit()->get_functions()) {
@@ -118,14 +125,14 @@ int64_t PlaceIntegerScalarConstants(torch::jit::Module& module, c10::Device wher
           node->kindOf(c10::attr::value) != torch::jit::AttributeKind::t)
         return;
       const at::Tensor& value = node->t(c10::attr::value);
-      if (value.dim() != 0 || !c10::isIntegralType(value.scalar_type(), /*includeBool=*/true) ||
-          value.device() == where)
-        return;
+      if (value.dim() != 0 || !c10::isIntegralType(value.scalar_type(), /*includeBool=*/true)) return;
+      ++placed.found;
+      if (value.device() == where) return;
       node->t_(c10::attr::value, value.to(where));
-      ++moved;
+      ++placed.moved;
     });
   }
-  return moved;
+  return placed;
 }
 
 std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const SampleSpec& input, int64_t num_classes,
@@ -142,8 +149,9 @@ std::shared_ptr<Model> LoadTorchScript(const nlohmann::json& model, const Sample
     throw std::invalid_argument("torchscript model '" + path + "' cannot be loaded: " + e.what_without_backtrace());
   }
   // ...except the shape arithmetic's integer scalars, which belong on the host: see models.h.
-  PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::CPU));
-  auto wrapper = std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false));
+  const PlacedConstants placed = PlaceIntegerScalarConstants(module, c10::Device(c10::DeviceType::CPU));
+  auto wrapper =
+      std::make_shared<TorchScriptModel>(std::move(module), path, model.value("jit_optimize", false), placed);
 
   // The contract: [batch, *sample_shape] -> logits [batch, num_classes] for float samples; token
   // ids [batch, seq_len] -> [batch, seq_len, vocabulary] for a language model. Checked once, in
