@@ -1,0 +1,75 @@
+"""Where a traced model's shape constants live, and what it costs: torchvision's ViT-B/16 traced on
+the GPU, saved, then trained in Python (bf16 autocast, SGD momentum, batch 128, TorchScript's plain
+interpreter as runx runs it) three ways, in one process:
+  eager        the nn.Module itself (PyTorch eager, the peer)
+  load-cuda    torch.jit.load(f, map_location="cuda"): every tensor onto the GPU, the trace's
+               0-dim integer constants (its shape arithmetic) included
+  load-host    the same file with those constants put back on the CPU (what runx does on load)
+Prints the constants found and one JSON line per way: {"way", "ms_per_step", "ratio_to_eager"}.
+
+    python3 bench/probe_ts_constants.py [--model vit_b_16] [--batch 128] [--steps 30]
+"""
+import argparse, io, json, torch, torchvision
+
+
+def int_scalar_constants(module):
+    """prim::Constant nodes holding 0-dim integer tensors, in every method's graph."""
+    found = []
+    for m in module.modules():  # the module itself first
+        for name in ("forward",):
+            if not hasattr(m, name) or not hasattr(getattr(m, name), "graph"):
+                continue
+            for node in getattr(m, name).graph.findAllNodes("prim::Constant"):
+                if node.output().type().kind() == "TensorType":
+                    t = node.t("value")
+                    if t.dim() == 0 and not t.is_floating_point():
+                        found.append(node)
+    return found
+
+
+def train(model, params, x, y, steps, warmup):
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
+    for _ in range(warmup): step()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(steps): step()
+    e.record(); torch.cuda.synchronize()
+    return s.elapsed_time(e) / steps
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="vit_b_16"); ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=30); ap.add_argument("--warmup", type=int, default=10)
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    torch._C._set_graph_executor_optimize(False)  # runx's default: the plain interpreter
+    torch.manual_seed(0)
+    m = getattr(torchvision.models, a.model)(num_classes=1000).cuda().train()
+    x = torch.randn(a.batch, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (a.batch,), device="cuda")
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.trace(m, torch.randn(2, 3, 224, 224, device="cuda"), check_trace=False), buf)
+    results = {"eager": train(m, m.parameters(), x, y, a.steps, a.warmup)}
+    for way in ("load-cuda", "load-host"):
+        buf.seek(0)
+        ts = torch.jit.load(buf, map_location="cuda")
+        consts = int_scalar_constants(ts)
+        if way == "load-host":
+            for node in consts:
+                node.t_("value", node.t("value").cpu())
+        print(f"{way}: {len(consts)} integer scalar constants in the methods' graphs, on",
+              sorted({str(n.t('value').device) for n in consts}), flush=True)
+        results[way] = train(ts, ts.parameters(), x, y, a.steps, a.warmup)
+    for way, ms in results.items():
+        print(json.dumps({"model": a.model, "way": way, "batch": a.batch, "ms_per_step": round(ms, 3),
+                          "ratio_to_eager": round(results["eager"] / ms, 4)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
