@@ -32,19 +32,13 @@ def export(out, names, device):
             ts = torch.jit.script(m)
         torch.jit.save(ts, os.path.join(out, name + ".pt"))
 
-def run(name, cfg, batch, steps, warmup):
-    parts = cfg.split("+")
-    prec, cl = parts[0], "cl" in parts
-    torch.backends.cudnn.benchmark = True
-    fmt = torch.channels_last if cl else torch.contiguous_format
-    m = build(name).cuda().train().to(memory_format=fmt)
-    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
-    x = torch.randn(batch, 3, 224, 224, device="cuda").contiguous(memory_format=fmt)
-    y = torch.randint(0, 1000, (batch,), device="cuda")
-    amp = prec == "bf16"
+def time_training(model, params, x, y, bf16, steps, warmup):
+    """ms per training step (SGD momentum, PyTorch's default foreach update on CUDA; cross entropy;
+    bf16 autocast when asked): CUDA events around `steps` steps after `warmup` untimed ones."""
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            loss = torch.nn.functional.cross_entropy(m(x), y)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
     for _ in range(warmup): step()
     torch.cuda.synchronize()
@@ -52,7 +46,17 @@ def run(name, cfg, batch, steps, warmup):
     s.record()
     for _ in range(steps): step()
     e.record(); torch.cuda.synchronize()
-    ms = s.elapsed_time(e) / steps
+    return s.elapsed_time(e) / steps
+
+def run(name, cfg, batch, steps, warmup):
+    parts = cfg.split("+")
+    prec, cl = parts[0], "cl" in parts
+    torch.backends.cudnn.benchmark = True
+    fmt = torch.channels_last if cl else torch.contiguous_format
+    m = build(name).cuda().train().to(memory_format=fmt)
+    x = torch.randn(batch, 3, 224, 224, device="cuda").contiguous(memory_format=fmt)
+    y = torch.randint(0, 1000, (batch,), device="cuda")
+    ms = time_training(m, m.parameters(), x, y, prec == "bf16", steps, warmup)
     return {"peer": "pytorch-" + torch.__version__, "model": name, "config": cfg, "batch": batch,
             "ms_per_step": round(ms, 3), "samples_per_s": round(batch * 1000 / ms, 1)}
 

@@ -9,7 +9,10 @@ Prints the constants found and one JSON line per way: {"way", "ms_per_step", "ra
 
     python3 bench/probe_ts_constants.py [--model vit_b_16] [--batch 128] [--steps 30]
 """
-import argparse, io, json, torch, torchvision
+import argparse, io, json, os, sys, torch, torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_torchscript import time_training  # noqa: E402
 
 
 def int_scalar_constants(module):
@@ -27,21 +30,6 @@ def int_scalar_constants(module):
     return found
 
 
-def train(model, params, x, y, steps, warmup):
-    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
-    def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
-    for _ in range(warmup): step()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(steps): step()
-    e.record(); torch.cuda.synchronize()
-    return s.elapsed_time(e) / steps
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="vit_b_16"); ap.add_argument("--batch", type=int, default=128)
@@ -55,7 +43,7 @@ def main():
     y = torch.randint(0, 1000, (a.batch,), device="cuda")
     buf = io.BytesIO()
     torch.jit.save(torch.jit.trace(m, torch.randn(2, 3, 224, 224, device="cuda"), check_trace=False), buf)
-    results = {"eager": train(m, m.parameters(), x, y, a.steps, a.warmup)}
+    results = {"eager": time_training(m, m.parameters(), x, y, True, a.steps, a.warmup)}
     for way in ("load-cuda", "load-host"):
         buf.seek(0)
         ts = torch.jit.load(buf, map_location="cuda")
@@ -65,7 +53,7 @@ def main():
                 node.t_("value", node.t("value").cpu())
         print(f"{way}: {len(consts)} integer scalar constants in the methods' graphs, on",
               sorted({str(n.t('value').device) for n in consts}), flush=True)
-        results[way] = train(ts, ts.parameters(), x, y, a.steps, a.warmup)
+        results[way] = time_training(ts, ts.parameters(), x, y, True, a.steps, a.warmup)
     for way, ms in results.items():
         print(json.dumps({"model": a.model, "way": way, "batch": a.batch, "ms_per_step": round(ms, 3),
                           "ratio_to_eager": round(results["eager"] / ms, 4)}), flush=True)
