@@ -6,6 +6,7 @@ eager PyTorch first and measures it against eager and torch.compile in the same 
   python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last -o rn50-step-bf16cl.pt2
   python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --configs eager,compile,joint-compile
   python3 bench/compile_step.py --module my_net.py:build --num-classes 10 --batch 128 -o net-step.pt2
+  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20
   python3 bench/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 --seq-len 256 --batch 64 --dtype bf16 -o gpt-step.pt2
 
 Pipeline: aot_export_module(trace_joint=True) traces the step into one functional joint graph
@@ -245,6 +246,45 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
     for r in rows:
         print(f"{r['config']:<15}{r['first_step_s']:>13.1f}{r['ms_per_step']:>10.2f}{r['samples_per_s']:>10.1f}")
 
+def trajectory(a, init, amp, joint_gm, inputs, outputs, x, y):
+    """--trajectory N: PyTorch's own drift between eager and compiled training, the reference runx's
+    compiled_step is read against. From the same weights and batch, N SGD steps (lr --trajectory-lr,
+    momentum 0.9) of each config: eager; eager again (the GPU's run-to-run difference: cuDNN's
+    algorithms are not deterministic); torch.compile of the whole step; the joint graph under
+    Inductor (what the package holds). Prints every step's losses with each config's relative
+    difference from the first eager run, then the parameters' overall relative L2 difference
+    (sqrt(sum |p - q|^2) / sqrt(sum |q|^2) over every parameter) after N steps, one JSON line each."""
+    configs = ["eager", "eager-again", "compile", "joint-compile"]
+    losses, params = {}, {}
+    for cfg in configs:
+        torch._dynamo.reset()
+        step = Step(copy.deepcopy(init), amp)
+        opt = torch.optim.SGD(step.parameters(), lr=a.trajectory_lr, momentum=0.9)
+        if cfg.startswith("eager"): f = eager_step_fn(step, opt)
+        elif cfg == "compile": f = torch.compile(eager_step_fn(step, opt))
+        else: f = joint_step_fn(torch.compile(joint_gm), step, opt, inputs, outputs)
+        out = []
+        for k in range(a.trajectory):
+            torch.manual_seed(1000 + k)
+            out.append(f(x, y).item())
+        losses[cfg] = out
+        params[cfg] = {n: p.detach().double().cpu() for n, p in step.named_parameters()}
+    print(f"\ntrajectory: {a.trajectory} SGD steps, lr {a.trajectory_lr:g}, momentum 0.9, from the same weights and batch")
+    print(f"{'step':>4}" + "".join(f"{c:>15}" for c in configs) + "".join(f"{'rel ' + c:>20}" for c in configs[1:]))
+    for k in range(a.trajectory):
+        ref = losses["eager"][k]
+        rel = [abs(losses[c][k] - ref) / max(abs(ref), 1e-12) for c in configs[1:]]
+        print(f"{k:>4}" + "".join(f"{losses[c][k]:>15.5f}" for c in configs) + "".join(f"{r:>20.2e}" for r in rel))
+    ref = params["eager"]
+    norm = sum(float((t * t).sum()) for t in ref.values()) ** 0.5
+    for c in configs[1:]:
+        diff = sum(float(((params[c][n] - t) ** 2).sum()) for n, t in ref.items()) ** 0.5
+        worst = max(abs(losses[c][k] - losses["eager"][k]) / max(abs(losses["eager"][k]), 1e-12)
+                    for k in range(a.trajectory))
+        print(json.dumps({"trajectory": c, "against": "eager", "steps": a.trajectory, "lr": a.trajectory_lr,
+                          "dtype": a.dtype, "channels_last": a.channels_last, "worst_rel_loss": float(f"{worst:.3e}"),
+                          "weights_rel_l2": float(f"{diff / norm:.3e}")}), flush=True)
+
 def profile_kernels(f, x, y, steps, path):
     """The device kernels of `steps` steps, by name: {"steps": n, "kernels": {name: [calls, us]}},
     the format bench/compiled_step_probe.cc writes and bench/kernel_diff.py compares."""
@@ -295,6 +335,9 @@ def main():
                          "torch.export first, which costs 2.3x at run time on ResNet-50 bf16+cl (docs/benchmarks.md)")
     ap.add_argument("--profile-dir", help="after timing, profile each config's kernels into DIR/CONFIG.json")
     ap.add_argument("--profile-steps", type=int, default=5)
+    ap.add_argument("--trajectory", type=int, default=0,
+                    help="N: eager twice, torch.compile and the joint graph under Inductor, N steps each from the same weights; losses and weights compared (0: not run)")
+    ap.add_argument("--trajectory-lr", type=float, default=0.1, help="the SGD learning rate of --trajectory")
     a = ap.parse_args()
     if a.print_parameters:
         net, shape = build_model(a)
@@ -338,6 +381,8 @@ def main():
             status = 2
     if a.measure:
         measure(a, init, amp, joint_gm, inputs, outputs, x, y)
+    if a.trajectory:
+        trajectory(a, init, amp, joint_gm, inputs, outputs, x, y)
     return status
 
 if __name__ == "__main__":
