@@ -22,6 +22,15 @@ install_fortunes() {  # the text the gpt benchmarks read: the installed package,
   fi
 }
 
+reuse_packages() {  # compiled_step packages an earlier session made and brought back (.devbin/compiled-*.tgz, carried)
+  mkdir -p build-device/compiled
+  for f in .devbin/compiled-*.tgz; do [ -f "$f" ] && tar -C build-device -xzf "$f" && echo "reused packages: $f"; done
+}
+keep_packages() {  # name: the packages of this section back under $OUT (one file, at most 16 MiB, to carry next time)
+  ( cd build-device && ls compiled/$1-*.pt2 compiled/$1-*.pt2.json >/dev/null 2>&1 &&
+    tar -czf "$OUT/compiled-$1.tgz" compiled/$1-*.pt2 compiled/$1-*.pt2.json ) || true
+}
+
 for what in "$@"; do
   case $what in
     build)
@@ -212,9 +221,9 @@ for n in z.namelist():
                # (COMPILED_TRAJECTORY= skips PyTorch's own eager-vs-compile trajectory, ~3 minutes).
       section compiled; source build-device/env.sh
       # package: auto keeps packages beside the store; here in the work tree, not under $OUT (9.5 MiB each)
-      export RUNX_COMPILED_DIR=build-device/compiled
+      export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
       log compiled-pkg $R compile experiments/compiled-step-resnet50.yaml --db "$DB"
-      cp "$RUNX_COMPILED_DIR"/*.json "$OUT/" 2>/dev/null
+      cp "$RUNX_COMPILED_DIR"/resnet50-*.json "$OUT/" 2>/dev/null; keep_packages resnet50
       TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
       log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
         --no-check --measure 40 --warmup 12 --configs eager,compile
@@ -255,9 +264,9 @@ for n in z.namelist():
     compiled-gpt)  # issue 13 on the language model: runx's gpt with the compiled step against PyTorch eager and
                    # torch.compile (bench/peer_gpt.py) on the same text and batch, same call
       section compiled-gpt; source build-device/env.sh; install_fortunes
-      export RUNX_COMPILED_DIR=build-device/compiled
+      export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
       log compiled-gpt-pkg $R compile bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
-      cp "$RUNX_COMPILED_DIR"/gpt-*.json "$OUT/" 2>/dev/null
+      cp "$RUNX_COMPILED_DIR"/gpt-*.json "$OUT/" 2>/dev/null; keep_packages gpt
       TAIL=20 log compiled-gpt-runx $R bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
       log compiled-gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" --configs bf16+fused,bf16+fused+compile,bf16+fused+compile-ro
       TAIL=20 log compiled-gpt-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,

@@ -7,7 +7,9 @@
 #       start 'bash bench/gpu-checks.sh build compiled; TS_MODELS=resnet50 bash bench/gpu-checks.sh torchscript'
 #     bash bench/gpu-session.sh wait [SECONDS]     # follows for up to SECONDS (default 570)
 # Each call returns the progress so far: the logs and stores of gpu-checks.sh, packed into
-# $OUT/gpu-checks.tgz, plus the session's own log ($OUT/session.log); the COMMANDS run with OUT set
+# $OUT/gpu-checks.tgz (weights and packages left out), plus the session's own log ($OUT/session.log),
+# the binaries (build-device-bin.tgz) and the compiled_step packages (compiled-*.tgz): copy those
+# into .devbin/ and carry it next time (sections unpack, compiled); the COMMANDS run with OUT set
 # to where those logs are kept (/tmp/gpu-checks). Issue the next `wait` call at once:
 # a machine left idle is given back and the sections die with it.
 set -uo pipefail
@@ -15,11 +17,11 @@ RESULTS=/tmp/gpu-checks
 LOG=/tmp/gpu-session.log
 cmd=${1:-wait}; shift || true
 
-pack() {
+pack() {  # the logs and stores in one file; the binaries and packages each in their own (at most 16 MiB a file)
   [ -n "${OUT:-}" ] || return 0
   cp "$LOG" "$OUT/session.log" 2>/dev/null
-  tar -C "$RESULTS" -czf "$OUT/gpu-checks.tgz" --exclude='build-device-bin.tgz' . 2>/dev/null
-  [ -f "$RESULTS/build-device-bin.tgz" ] && cp "$RESULTS/build-device-bin.tgz" "$OUT/"
+  tar -C "$RESULTS" -czf "$OUT/gpu-checks.tgz" --exclude='*.tgz' --exclude='*.pt' --exclude='*.pt2' . 2>/dev/null
+  for f in "$RESULTS"/build-device-bin.tgz "$RESULTS"/compiled-*.tgz; do [ -f "$f" ] && cp "$f" "$OUT/"; done
 }
 
 case $cmd in
