@@ -177,8 +177,8 @@ struct StepStats {
 /// on_finish. Hooks run in the alphabetical order of the techniques' names (the order they are
 /// written in is not part of a trial's identity, so it must not change what runs), except wrap_step, which runs in
 /// ascending wrap_order() (the lowest is innermost: fused_optimizer = 50, anomaly = 90, amp = 100,
-/// default 500, cuda_graphs = 900 wraps outside everything) and make_loader, where the first
-/// technique to return a loader wins.
+/// compiled_step = 150 (replaces forward and backward), default 500, cuda_graphs = 900 wraps
+/// outside everything) and make_loader, where the first technique to return a loader wins.
 class Technique {
  public:
   virtual ~Technique() = default;
