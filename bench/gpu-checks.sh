@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's share of the checks and figures in docs/benchmarks.md, one section per argument:
 #   bash ../shared/device/prepare.sh && cp /var/cache/apt/archives/{dataset-fashion-mnist,fortunes}_*.deb .device/debs/
-#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 step compiled compiled-gpt tests
+#   device tool, carry [".device"]:  bash bench/gpu-checks.sh build infer resnet export auto throughput memmap torchscript aoti gpt dp1 step compiled compiled-batch compiled-gpt tests
 #   (dp1: data_parallel's world-size-1 overhead on one GPU; dp: its scaling over several GPUs against DDP)
 # Builds runx there (scripts/device-build-targets.sh), then writes each section's log, and the
 # results stores, under $OUT (default /tmp/gpu-checks). Prints the tail of each log.
@@ -26,7 +26,7 @@ reuse_packages() {  # compiled_step packages an earlier session made and brought
   mkdir -p build-device/compiled
   for f in .devbin/compiled-*.tgz; do [ -f "$f" ] && tar -C build-device -xzf "$f" && echo "reused packages: $f"; done
 }
-keep_packages() {  # name: the packages of this section back under $OUT (one file, at most 16 MiB, to carry next time)
+keep_packages() {  # prefix: those packages back under $OUT (one file, at most 16 MiB, to carry next time)
   ( cd build-device && ls compiled/$1-*.pt2 compiled/$1-*.pt2.json >/dev/null 2>&1 &&
     tar -czf "$OUT/compiled-$1.tgz" compiled/$1-*.pt2 compiled/$1-*.pt2.json ) || true
 }
@@ -223,7 +223,7 @@ for n in z.namelist():
       # package: auto keeps packages beside the store; here in the work tree, not under $OUT (9.5 MiB each)
       export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
       log compiled-pkg $R compile experiments/compiled-step-resnet50.yaml --db "$DB"
-      cp "$RUNX_COMPILED_DIR"/resnet50-*.json "$OUT/" 2>/dev/null; keep_packages resnet50
+      cp "$RUNX_COMPILED_DIR"/resnet50-*.json "$OUT/" 2>/dev/null; keep_packages resnet50-b256
       TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
       log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
         --no-check --measure 40 --warmup 12 --configs eager,compile
@@ -260,6 +260,18 @@ for n in z.namelist():
       # under Inductor, 20 steps each from the same weights (is runx's split at lr 0.1 Inductor's own?)
       [ -n "${COMPILED_TRAJECTORY-1}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
         --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20 --trajectory-lr 0.1
+      ;;
+    compiled-batch)  # how far from MLPerf's ~7.9k img/s: the compiled step + foreach SGD + CUDA graphs at larger
+                     # batches (one package each, ~3 min of compile each), torch.compile at the same batches
+      section compiled-batch; source build-device/env.sh
+      export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
+      B=${COMPILED_BATCHES:-256 384 512}; axes="sweep.axes={data.batch_size: [$(echo $B | tr ' ' ,)]}"
+      log compiled-batch-pkg $R compile bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
+      TAIL=12 log compiled-batch-runx $R bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
+      for b in $B; do
+        TAIL=3 log "compiled-batch-peer-$b" python3 bench/compile_step.py --model resnet50 --batch "$b" --dtype bf16 \
+          --channels-last --no-check --measure 40 --warmup 12 --configs compile
+      done
       ;;
     compiled-gpt)  # issue 13 on the language model: runx's gpt with the compiled step against PyTorch eager and
                    # torch.compile (bench/peer_gpt.py) on the same text and batch, same call
