@@ -11,6 +11,11 @@ The verdict is ok when the parameters' overall relative difference is at most --
 integer tensor is equal; exit status 1 otherwise, 2 when the two files do not hold the same tensors.
 The verdict is not per tensor: a tensor near zero (a BatchNorm bias after a few steps from zero)
 has a relative difference of order 1 from rounding alone, which says nothing about the model.
+
+--initial W0.pt (the weights both runs started from): the difference is also measured against what
+training changed, sqrt(sum |a - b|^2) / sqrt(sum |a - w0|^2) over the parameters, the sharper
+figure when a few steps at a small learning rate leave the weights close to where they started;
+with --update-tolerance T the verdict also asks that figure to be at most T.
 """
 import argparse, sys
 import torch
@@ -27,14 +32,21 @@ def main():
     ap.add_argument("a"); ap.add_argument("b")
     ap.add_argument("--tolerance", type=float, default=2e-2)
     ap.add_argument("--show", type=int, default=10, help="the tensors that differ most, listed")
+    ap.add_argument("--initial", help="the weights both runs started from (a weights.pt)")
+    ap.add_argument("--update-tolerance", type=float, help="with --initial: the verdict's bound on |a-b| / |a-w0|")
     a = ap.parse_args()
     ta, tb = tensors(a.a), tensors(a.b)
+    t0 = tensors(a.initial) if a.initial else None
+    if t0 is not None and set(t0) != set(ta):
+        print(f"{a.initial} does not hold the same tensors as {a.a}")
+        return 2
     if set(ta) != set(tb):
         only_a, only_b = sorted(set(ta) - set(tb)), sorted(set(tb) - set(ta))
         print(f"not the same tensors: only in {a.a}: {only_a[:5]}; only in {a.b}: {only_b[:5]}")
         return 2
     rows, bad = [], 0
     sums = {True: [0.0, 0.0], False: [0.0, 0.0]}  # parameter or buffer -> [sum |a-b|^2, sum |a|^2]
+    update = [0.0]  # sum |a - w0|^2 over the parameters, with --initial
     for name in sorted(ta):
         (x, is_param), (y, _) = ta[name], tb[name]
         if x.shape != y.shape:
@@ -47,6 +59,8 @@ def main():
             worst = (x - y).abs().max().item() if x.numel() else 0.0
             sums[is_param][0] += (x - y).pow(2).sum().item()
             sums[is_param][1] += x.pow(2).sum().item()
+            if t0 is not None and is_param:
+                update[0] += (x - t0[name][0].double()).pow(2).sum().item()
             ok = rel <= a.tolerance
         else:
             rel = 0.0 if torch.equal(x, y) else float("inf")
@@ -65,9 +79,17 @@ def main():
     print(f"per tensor: worst {rows[0][0]:.3e} ({rows[0][2]}), median {median:.3e}")
     print(f"overall: parameters {overall[True]:.3e}, buffers {overall[False]:.3e}")
     reasons = [f"parameters overall {overall[True]:.3e} > {a.tolerance:g}"] if overall[True] > a.tolerance else []
+    if t0 is not None:
+        moved = update[0] ** 0.5
+        rel_update = sums[True][0] ** 0.5 / moved if moved > 0 else float("inf")
+        print(f"against the update: |a-b| / |a-w0| = {rel_update:.3e} (training moved the parameters by "
+              f"|a-w0| / |w0| = {moved / max(sums[True][1] ** 0.5, 1e-300):.3e})")
+        if a.update_tolerance is not None and not rel_update <= a.update_tolerance:
+            reasons.append(f"against the update {rel_update:.3e} > {a.update_tolerance:g}")
     reasons += [f"{bad} integer buffers differ"] if bad else []
     print(f"verdict: FAILED ({'; '.join(reasons)})" if reasons else
-          f"verdict: ok (parameters overall {overall[True]:.3e} <= {a.tolerance:g}; integer buffers equal)")
+          f"verdict: ok (parameters overall {overall[True]:.3e} <= {a.tolerance:g}"
+          f"{'' if a.update_tolerance is None or t0 is None else f', against the update <= {a.update_tolerance:g}'}; integer buffers equal)")
     return 1 if reasons else 0
 
 if __name__ == "__main__":

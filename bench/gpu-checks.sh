@@ -250,12 +250,20 @@ for n in z.namelist():
         FROM steps s JOIN t USING (trial_id) JOIN e ON e.phase = s.phase AND e.step = s.step
         WHERE NOT (t.label = 'baseline' AND t.r = 1) GROUP BY t.trial_id ORDER BY t.trial_id"
       # The weights after those 20 steps: the parameters' overall relative L2 difference, eager against
-      # eager (the floor) and eager against compiled, verdict at 2e-2.
+      # eager (the floor) and eager against compiled, verdict at 2e-2; and the same difference against
+      # what the 20 steps changed (|a-b| / |a-w0|, verdict at 0.1: the two updates agree to 10%), w0 the
+      # weights both started from, written by the same experiment after one step at lr 1e-12.
       W=($($R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
         WHERE e.key = 'export.weights' AND t.experiment = 'compiled-step-weights' AND t.run_id = (SELECT max(id) FROM runs)
         ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'))
-      TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2
-      TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2
+      TAIL=4 log compiled-weights-initial $R bench/compiled-step-weights.yaml --db "$DB" --force --set repeats=1 \
+        --set train.optimizer.lr=1e-12 --set train.warmup_steps=0 --set train.steps=1
+      W0=$($R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
+        WHERE e.key = 'export.weights' AND t.run_id = (SELECT max(id) FROM runs) ORDER BY t.trial_id LIMIT 1" | tail -n +2 | tr -d '"\r')
+      TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2 \
+        --initial "$W0" --update-tolerance 0.1
+      TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2 \
+        --initial "$W0" --update-tolerance 0.1
       # PyTorch's own compiler at the speed run's lr 0.1: eager twice, torch.compile, the joint graph
       # under Inductor, 20 steps each from the same weights (is runx's split at lr 0.1 Inductor's own?)
       [ -n "${COMPILED_TRAJECTORY-1}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
