@@ -54,11 +54,12 @@ def main():
             return 2
         if x.is_floating_point():
             x, y = x.double(), y.double()
-            norm = x.norm().item()
-            rel = (x - y).norm().item() / norm if norm > 0 else (x - y).norm().item()
-            worst = (x - y).abs().max().item() if x.numel() else 0.0
-            sums[is_param][0] += (x - y).pow(2).sum().item()
-            sums[is_param][1] += x.pow(2).sum().item()
+            d = x - y
+            d2, x2 = d.pow(2).sum().item(), x.pow(2).sum().item()
+            rel = (d2 / x2) ** 0.5 if x2 > 0 else d2 ** 0.5
+            worst = d.abs().max().item() if x.numel() else 0.0
+            sums[is_param][0] += d2
+            sums[is_param][1] += x2
             if t0 is not None and is_param:
                 update[0] += (x - t0[name][0].double()).pow(2).sum().item()
             ok = rel <= a.tolerance

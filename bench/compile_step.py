@@ -132,13 +132,25 @@ def eager_step_fn(step, opt):
         return loss
     return f
 
+def config_step(cfg, init, amp, lr, joint_gm, inputs, outputs):
+    """A fresh copy of the initial weights, SGD(lr, momentum 0.9), and the step function of a config:
+    eager (peer_resnet50.py's step), compile (torch.compile of it), joint (the joint graph run as a
+    plain function), joint-compile (the joint graph under Inductor), joint-compile-cpp (the same with
+    Inductor's C++ wrapper, as AOTInductor generates it, but JIT). Returns (step module, function)."""
+    step = Step(copy.deepcopy(init), amp)
+    opt = torch.optim.SGD(step.parameters(), lr=lr, momentum=0.9)
+    if cfg == "eager": return step, eager_step_fn(step, opt)
+    if cfg == "compile": return step, torch.compile(eager_step_fn(step, opt))
+    graphs = {"joint": lambda: joint_gm, "joint-compile": lambda: torch.compile(joint_gm),
+              "joint-compile-cpp": lambda: torch.compile(joint_gm, options={"cpp_wrapper": True})}
+    if cfg not in graphs: raise SystemExit(f"unknown config {cfg}")
+    return step, joint_step_fn(graphs[cfg](), step, opt, inputs, outputs)
+
 def check(a, init, amp, joint_gm, inputs, outputs, x, y):
     """K SGD steps (lr 0.01, momentum 0.9) from the same weights: joint graph against eager."""
     runs = {}
     for name in ("joint", "eager"):
-        step = Step(copy.deepcopy(init), amp)
-        opt = torch.optim.SGD(step.parameters(), lr=0.01, momentum=0.9)
-        f = joint_step_fn(joint_gm, step, opt, inputs, outputs) if name == "joint" else eager_step_fn(step, opt)
+        step, f = config_step(name, init, amp, 0.01, joint_gm, inputs, outputs)
         losses = []
         for k in range(a.check_steps):
             torch.manual_seed(1000 + k)  # the same dropout draws, where the graph draws them in eager's order
@@ -218,14 +230,7 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
     rows = []
     for cfg in a.configs.split(","):
         torch._dynamo.reset()
-        step = Step(copy.deepcopy(init), amp)
-        opt = torch.optim.SGD(step.parameters(), lr=0.1, momentum=0.9)
-        if cfg == "eager": f = eager_step_fn(step, opt)
-        elif cfg == "compile": f = torch.compile(eager_step_fn(step, opt))
-        elif cfg == "joint-compile": f = joint_step_fn(torch.compile(joint_gm), step, opt, inputs, outputs)
-        elif cfg == "joint-compile-cpp":  # Inductor's C++ wrapper, as AOTInductor generates it, but JIT
-            f = joint_step_fn(torch.compile(joint_gm, options={"cpp_wrapper": True}), step, opt, inputs, outputs)
-        else: raise SystemExit(f"unknown config {cfg}")
+        _, f = config_step(cfg, init, amp, 0.1, joint_gm, inputs, outputs)
         t0 = time.time(); f(x, y); torch.cuda.synchronize(); first_s = time.time() - t0
         for _ in range(a.warmup): f(x, y)
         torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
@@ -258,11 +263,7 @@ def trajectory(a, init, amp, joint_gm, inputs, outputs, x, y):
     losses, params = {}, {}
     for cfg in configs:
         torch._dynamo.reset()
-        step = Step(copy.deepcopy(init), amp)
-        opt = torch.optim.SGD(step.parameters(), lr=a.trajectory_lr, momentum=0.9)
-        if cfg.startswith("eager"): f = eager_step_fn(step, opt)
-        elif cfg == "compile": f = torch.compile(eager_step_fn(step, opt))
-        else: f = joint_step_fn(torch.compile(joint_gm), step, opt, inputs, outputs)
+        step, f = config_step(cfg.removesuffix("-again"), init, amp, a.trajectory_lr, joint_gm, inputs, outputs)
         out = []
         for k in range(a.trajectory):
             torch.manual_seed(1000 + k)
@@ -270,19 +271,16 @@ def trajectory(a, init, amp, joint_gm, inputs, outputs, x, y):
         losses[cfg] = out
         params[cfg] = {n: p.detach().double().cpu() for n, p in step.named_parameters()}
     print(f"\ntrajectory: {a.trajectory} SGD steps, lr {a.trajectory_lr:g}, momentum 0.9, from the same weights and batch")
+    rel = {c: [abs(l - e) / max(abs(e), 1e-12) for l, e in zip(losses[c], losses["eager"])] for c in configs[1:]}
     print(f"{'step':>4}" + "".join(f"{c:>15}" for c in configs) + "".join(f"{'rel ' + c:>20}" for c in configs[1:]))
     for k in range(a.trajectory):
-        ref = losses["eager"][k]
-        rel = [abs(losses[c][k] - ref) / max(abs(ref), 1e-12) for c in configs[1:]]
-        print(f"{k:>4}" + "".join(f"{losses[c][k]:>15.5f}" for c in configs) + "".join(f"{r:>20.2e}" for r in rel))
+        print(f"{k:>4}" + "".join(f"{losses[c][k]:>15.5f}" for c in configs) + "".join(f"{rel[c][k]:>20.2e}" for c in configs[1:]))
     ref = params["eager"]
     norm = sum(float((t * t).sum()) for t in ref.values()) ** 0.5
     for c in configs[1:]:
         diff = sum(float(((params[c][n] - t) ** 2).sum()) for n, t in ref.items()) ** 0.5
-        worst = max(abs(losses[c][k] - losses["eager"][k]) / max(abs(losses["eager"][k]), 1e-12)
-                    for k in range(a.trajectory))
         print(json.dumps({"trajectory": c, "against": "eager", "steps": a.trajectory, "lr": a.trajectory_lr,
-                          "dtype": a.dtype, "channels_last": a.channels_last, "worst_rel_loss": float(f"{worst:.3e}"),
+                          "dtype": a.dtype, "channels_last": a.channels_last, "worst_rel_loss": float(f"{max(rel[c]):.3e}"),
                           "weights_rel_l2": float(f"{diff / norm:.3e}")}), flush=True)
 
 def profile_kernels(f, x, y, steps, path):

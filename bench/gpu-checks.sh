@@ -253,13 +253,15 @@ for n in z.namelist():
       # eager (the floor) and eager against compiled, verdict at 2e-2; and the same difference against
       # what the 20 steps changed (|a-b| / |a-w0|, verdict at 0.1: the two updates agree to 10%), w0 the
       # weights both started from, written by the same experiment after one step at lr 1e-12.
-      W=($($R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
-        WHERE e.key = 'export.weights' AND t.experiment = 'compiled-step-weights' AND t.run_id = (SELECT max(id) FROM runs)
-        ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'))
+      latest_weights() {  # the weights files of the latest run of compiled-step-weights: eager trials first
+        $R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
+          WHERE e.key = 'export.weights' AND t.experiment = 'compiled-step-weights' AND t.run_id = (SELECT max(id) FROM runs)
+          ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'
+      }
+      W=($(latest_weights))
       TAIL=4 log compiled-weights-initial $R bench/compiled-step-weights.yaml --db "$DB" --force --set repeats=1 \
         --set train.optimizer.lr=1e-12 --set train.warmup_steps=0 --set train.steps=1
-      W0=$($R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
-        WHERE e.key = 'export.weights' AND t.run_id = (SELECT max(id) FROM runs) ORDER BY t.trial_id LIMIT 1" | tail -n +2 | tr -d '"\r')
+      W0=$(latest_weights | head -n 1)
       TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2 \
         --initial "$W0" --update-tolerance 0.1
       TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2 \
