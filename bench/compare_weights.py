@@ -16,6 +16,12 @@ has a relative difference of order 1 from rounding alone, which says nothing abo
 training changed, sqrt(sum |a - b|^2) / sqrt(sum |a - w0|^2) over the parameters, the sharper
 figure when a few steps at a small learning rate leave the weights close to where they started;
 with --update-tolerance T the verdict also asks that figure to be at most T.
+
+--floor A2.pt (a second run of A's own kind, e.g. eager again): where the GPU is not deterministic,
+A and A2 already differ; the verdict's bound on |a-b| / |a-w0| becomes the larger of
+--update-tolerance and --floor-factor (default 1.5) times |a-a2| / |a-w0|, and --tolerance's on the
+parameters' overall difference the larger of --tolerance and the factor times A against A2's: B must
+differ from A by no more than A's own run-to-run difference allows (needs --initial).
 """
 import argparse, sys
 import torch
@@ -27,6 +33,22 @@ def tensors(path):
     out.update({n: (t, False) for n, t in m.named_buffers()})
     return out
 
+def differences(ta, tb, t0):
+    """Over the floating parameters: |a-b|/|a|, |a-b|/|a-w0| and |a-w0|/|w0| (the last two inf and 0 without t0)"""
+    d2 = x2 = u2 = w2 = 0.0
+    for name, (x, is_param) in ta.items():
+        if not (is_param and x.is_floating_point()):
+            continue
+        x, y = x.double(), tb[name][0].double()
+        d2 += (x - y).pow(2).sum().item()
+        x2 += x.pow(2).sum().item()
+        if t0 is not None:
+            w0 = t0[name][0].double()
+            u2 += (x - w0).pow(2).sum().item()
+            w2 += w0.pow(2).sum().item()
+    rel = lambda n, d: (n / d) ** 0.5 if d > 0 else (0.0 if n == 0 else float("inf"))
+    return rel(d2, x2), rel(d2, u2), rel(u2, w2)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a"); ap.add_argument("b")
@@ -34,9 +56,24 @@ def main():
     ap.add_argument("--show", type=int, default=10, help="the tensors that differ most, listed")
     ap.add_argument("--initial", help="the weights both runs started from (a weights.pt)")
     ap.add_argument("--update-tolerance", type=float, help="with --initial: the verdict's bound on |a-b| / |a-w0|")
+    ap.add_argument("--floor", help="a second run of A's kind: the bounds scale with A against it (needs --initial)")
+    ap.add_argument("--floor-factor", type=float, default=1.5)
     a = ap.parse_args()
+    if a.floor and not a.initial:
+        ap.error("--floor needs --initial")
     ta, tb = tensors(a.a), tensors(a.b)
     t0 = tensors(a.initial) if a.initial else None
+    if a.floor:
+        tf = tensors(a.floor)
+        if set(tf) != set(ta):
+            print(f"{a.floor} does not hold the same tensors as {a.a}")
+            return 2
+        floor_overall, floor_update, _ = differences(ta, tf, t0)
+        print(f"floor, A against {a.floor}: parameters overall {floor_overall:.3e}, against the update {floor_update:.3e}")
+        a.tolerance = max(a.tolerance, a.floor_factor * floor_overall)
+        a.update_tolerance = max(a.update_tolerance or 0.0, a.floor_factor * floor_update)
+        print(f"bounds: parameters overall {a.tolerance:.3e}, against the update {a.update_tolerance:.3e} "
+              f"(the larger of the tolerance and {a.floor_factor:g} x the floor)")
     if t0 is not None and set(t0) != set(ta):
         print(f"{a.initial} does not hold the same tensors as {a.a}")
         return 2
@@ -46,7 +83,6 @@ def main():
         return 2
     rows, bad = [], 0
     sums = {True: [0.0, 0.0], False: [0.0, 0.0]}  # parameter or buffer -> [sum |a-b|^2, sum |a|^2]
-    update = [0.0]  # sum |a - w0|^2 over the parameters, with --initial
     for name in sorted(ta):
         (x, is_param), (y, _) = ta[name], tb[name]
         if x.shape != y.shape:
@@ -60,8 +96,6 @@ def main():
             worst = d.abs().max().item() if x.numel() else 0.0
             sums[is_param][0] += d2
             sums[is_param][1] += x2
-            if t0 is not None and is_param:
-                update[0] += (x - t0[name][0].double()).pow(2).sum().item()
             ok = rel <= a.tolerance
         else:
             rel = 0.0 if torch.equal(x, y) else float("inf")
@@ -81,10 +115,9 @@ def main():
     print(f"overall: parameters {overall[True]:.3e}, buffers {overall[False]:.3e}")
     reasons = [f"parameters overall {overall[True]:.3e} > {a.tolerance:g}"] if overall[True] > a.tolerance else []
     if t0 is not None:
-        moved = update[0] ** 0.5
-        rel_update = sums[True][0] ** 0.5 / moved if moved > 0 else float("inf")
+        _, rel_update, moved = differences(ta, tb, t0)
         print(f"against the update: |a-b| / |a-w0| = {rel_update:.3e} (training moved the parameters by "
-              f"|a-w0| / |w0| = {moved / max(sums[True][1] ** 0.5, 1e-300):.3e})")
+              f"|a-w0| / |w0| = {moved:.3e})")
         if a.update_tolerance is not None and not rel_update <= a.update_tolerance:
             reasons.append(f"against the update {rel_update:.3e} > {a.update_tolerance:g}")
     reasons += [f"{bad} integer buffers differ"] if bad else []

@@ -217,8 +217,7 @@ for n in z.namelist():
       done
       ;;
     compiled)  # issue 13: the compiled_step technique in runx against runx's eager step and PyTorch eager /
-               # torch.compile, same call; then losses and weights over 20 steps, eager against compiled
-               # (COMPILED_TRAJECTORY= skips PyTorch's own eager-vs-compile trajectory, ~3 minutes).
+               # torch.compile, same call; then section compiled-check (correctness)
       section compiled; source build-device/env.sh
       # package: auto keeps packages beside the store; here in the work tree, not under $OUT (9.5 MiB each)
       export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
@@ -235,40 +234,17 @@ for n in z.namelist():
         WHERE a.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'baseline' AND experiment = 'compiled-step-resnet50')
           AND b.trial_id = (SELECT min(trial_id) FROM trial_summary WHERE label = 'compiled_step' AND experiment = 'compiled-step-resnet50')
         ORDER BY a.phase DESC, a.step"
-      # Correctness (bench/compiled-step-weights.yaml): 20 SGD steps at lr 0.01 from the same weights and
-      # data, eager twice and compiled twice. Every loss of every run against the first eager run's:
-      # the second eager run is the floor (cuDNN's algorithms are not deterministic); the verdict is
-      # bf16's tolerance, 2e-2 relative on every loss. At the speed run's lr 0.1 on a fixed synthetic
-      # set the loss is unstable and eager leaves its own trajectory within 15 steps (docs/benchmarks.md).
-      TAIL=12 log compiled-weights-runx $R bench/compiled-step-weights.yaml --db "$DB" --force
-      TAIL=12 log compiled-tolerance $R query --db "$DB" "WITH t AS (SELECT trial_id, label,
-          ROW_NUMBER() OVER (PARTITION BY label ORDER BY trial_id) AS r FROM trial_summary
-          WHERE experiment = 'compiled-step-weights' AND run_id = (SELECT max(id) FROM runs)),
-        e AS (SELECT s.phase, s.step, s.loss FROM steps s JOIN t USING (trial_id) WHERE t.label = 'baseline' AND t.r = 1)
-        SELECT t.label || ' #' || t.r AS run, count(*) AS steps, max(abs(s.loss - e.loss) / abs(e.loss)) AS worst_rel_to_eager_1,
-          CASE WHEN max(abs(s.loss - e.loss) / abs(e.loss)) <= 2e-2 THEN 'ok' ELSE 'FAILED' END AS verdict
-        FROM steps s JOIN t USING (trial_id) JOIN e ON e.phase = s.phase AND e.step = s.step
-        WHERE NOT (t.label = 'baseline' AND t.r = 1) GROUP BY t.trial_id ORDER BY t.trial_id"
-      # The weights after those 20 steps: the parameters' overall relative L2 difference, eager against
-      # eager (the floor) and eager against compiled, verdict at 2e-2; and the same difference against
-      # what the 20 steps changed (|a-b| / |a-w0|, verdict at 0.1: the two updates agree to 10%), w0 the
-      # weights both started from, written by the same experiment after one step at lr 1e-12.
-      latest_weights() {  # the weights files of the latest run of compiled-step-weights: eager trials first
-        $R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
-          WHERE e.key = 'export.weights' AND t.experiment = 'compiled-step-weights' AND t.run_id = (SELECT max(id) FROM runs)
-          ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'
-      }
-      W=($(latest_weights))
-      TAIL=4 log compiled-weights-initial $R bench/compiled-step-weights.yaml --db "$DB" --force --set repeats=1 \
-        --set train.optimizer.lr=1e-12 --set train.warmup_steps=0 --set train.steps=1
-      W0=$(latest_weights | head -n 1)
-      TAIL=16 log compiled-weights-eager-eager python3 bench/compare_weights.py "${W[0]}" "${W[1]}" --tolerance 2e-2 \
-        --initial "$W0" --update-tolerance 0.1
-      TAIL=16 log compiled-weights-eager-compiled python3 bench/compare_weights.py "${W[0]}" "${W[2]}" --tolerance 2e-2 \
-        --initial "$W0" --update-tolerance 0.1
-      # PyTorch's own compiler at the speed run's lr 0.1: eager twice, torch.compile, the joint graph
-      # under Inductor, 20 steps each from the same weights (is runx's split at lr 0.1 Inductor's own?)
-      [ -n "${COMPILED_TRAJECTORY-1}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
+      ;&  # on to the correctness check
+    compiled-check)  # issue 13's correctness (bench/compiled-correctness.sh): eager against compiled in bf16
+                     # (the speed run's settings), bf16 deterministic and fp32 deterministic, 1 and 20 steps, losses
+                     # and weights; COMPILED_SETTINGS to choose; COMPILED_TRAJECTORY=1 adds PyTorch's own
+                     # eager-vs-torch.compile trajectory at lr 0.1 (about 3 minutes)
+      section compiled-check; source build-device/env.sh
+      export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
+      R=$R DB=$DB OUT=$OUT bash bench/compiled-correctness.sh ${COMPILED_SETTINGS:-} 2>&1 | tee "$OUT/compiled-correctness.log" |
+        grep -E '^(===|\[|verdict|against the update|floor|run |baseline|compiled_step)'
+      keep_packages resnet50-b256; keep_packages resnet50-b64
+      [ -n "${COMPILED_TRAJECTORY:-}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
         --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20 --trajectory-lr 0.1
       ;;
     compiled-batch)  # how far from MLPerf's ~7.9k img/s: the compiled step + foreach SGD + CUDA graphs at larger

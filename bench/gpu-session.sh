@@ -11,7 +11,9 @@
 # the binaries (build-device-bin.tgz) and the compiled_step packages (compiled-*.tgz): copy those
 # into .devbin/ and carry it next time (sections unpack, compiled); the COMMANDS run with OUT set
 # to where those logs are kept (/tmp/gpu-checks). Issue the next `wait` call at once:
-# a machine left idle is given back and the sections die with it.
+# a machine left idle is given back and the sections die with it. Give each call timeout_s 600:
+# start and wait follow for 570 s (WAIT_S, or wait's argument), and a call cut short returns nothing.
+# Sections that fit one call are safer run directly: a lost call then costs only itself.
 set -uo pipefail
 RESULTS=/tmp/gpu-checks
 LOG=/tmp/gpu-session.log

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Issue 13's correctness check: does runx's compiled step (compiled_step) train like its eager step?
+#   bash bench/compiled-correctness.sh [SETTING...]      (default: bf16 bf16-det fp32-det)
+# On the GPU machine after bench/gpu-checks.sh build|unpack (section compiled-check calls it). Each
+# setting runs bench/compiled-step-weights.yaml (eager twice, compiled twice; the same initial
+# weights and batches; each trial's weights exported) for 1 step and for 20 steps, and judges:
+#   - every loss of every run against eager #1's, relative;
+#   - the weights (bench/compare_weights.py) measured against what training changed, |a-b| / |a-w0|,
+#     w0 the weights all four started from (the same experiment after one step at lr 1e-12): eager #1
+#     against eager #2 (the floor: the GPU's own run-to-run difference), against compiled #1, and
+#     compiled #1 against compiled #2. After 1 step that is the gradients' difference (the first
+#     SGD step moves the weights by lr x gradient), after 20 the trajectories'.
+# Settings (why three: in bf16 with cuDNN's autotuning, two eager runs' first updates already differ
+# by 61% of the update, H100 2026-12-05, so bf16 weights alone cannot tell a wrong step from noise):
+#   bf16      the speed run's settings (bf16 + channels_last, batch 256, autotuned cuDNN). Losses
+#             within 2e-2; weights: eager against compiled within 1.5x eager against eager.
+#   bf16-det  the same under the determinism technique (deterministic cuDNN, no autotuning): eager
+#             against eager and compiled against compiled must be equal to the bit; eager against
+#             compiled is then Inductor's own bf16 rounding alone (losses within 2e-2, weights listed).
+#   fp32-det  fp32 (TF32 off) + channels_last, batch 64, deterministic: the compiled step's arithmetic
+#             against eager's at fp32 rounding, where a wrong gradient cannot hide. Losses within 1e-4,
+#             weights within 1e-3 (1 step) and 1e-2 (20 steps) of the update.
+# Environment: R (runx), DB (results store), OUT (logs), EXP (the experiment), SETS (extra --set
+# arguments for every run, e.g. a CPU stand-in: compiled trials are then incompatible, their rows
+# missing), NO_COMPILE=1 (skip `runx compile`). Exit status: the number of failed verdicts.
+set -uo pipefail
+R=${R:-./build-device/runx}
+OUT=${OUT:-/tmp/gpu-checks}
+DB=${DB:-$OUT/gpu.db}
+EXP=${EXP:-bench/compiled-step-weights.yaml}
+read -r -a EXTRA <<< "${SETS:-}"
+mkdir -p "$OUT"
+failed=0
+
+log() { local name=$1; shift; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "[$name rc=$rc]"; tail -n "${TAIL:-20}" "$OUT/$name.log"; return $rc; }
+verdict() { "$@" || failed=$((failed + 1)); }
+
+settings() {  # setting -> its --set arguments
+  case $1 in
+    bf16) S=() ;;
+    bf16-det) S=(--set 'optimizations.determinism={warn_only: true}') ;;
+    fp32-det) S=(--set precision=fp32 --set data.batch_size=64 --set 'optimizations.determinism={warn_only: true}') ;;
+    *) echo "unknown setting '$1' (bf16, bf16-det, fp32-det)"; exit 2 ;;
+  esac
+  S+=("${EXTRA[@]}")
+}
+
+run() { $R "$EXP" --db "$DB" --force --set train.warmup_steps=0 "${S[@]}" "$@"; }
+
+weights() {  # the weights files of the latest run: eager trials first, each kind in trial order
+  $R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
+    WHERE e.key = 'export.weights' AND t.run_id = (SELECT max(id) FROM runs)
+    ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'
+}
+
+losses() {  # every loss of the latest run against eager #1's, verdict at $1
+  local out
+  out=$($R query --db "$DB" "WITH t AS (SELECT trial_id, label, status,
+      ROW_NUMBER() OVER (PARTITION BY label ORDER BY trial_id) AS r FROM trial_summary WHERE run_id = (SELECT max(id) FROM runs)),
+    e AS (SELECT s.phase, s.step, s.loss FROM steps s JOIN t USING (trial_id) WHERE t.label = 'baseline' AND t.r = 1)
+    SELECT t.label || ' #' || t.r AS run, t.status, count(s.step) AS steps,
+      max(abs(s.loss - e.loss) / abs(e.loss)) AS worst_rel_to_eager_1,
+      CASE WHEN t.status = 'ok' AND count(s.step) > 0 AND max(abs(s.loss - e.loss) / abs(e.loss)) <= $1
+        THEN 'ok' ELSE 'FAILED' END AS verdict
+    FROM t LEFT JOIN steps s USING (trial_id) LEFT JOIN e ON e.phase = s.phase AND e.step = s.step
+    WHERE NOT (t.label = 'baseline' AND t.r = 1) GROUP BY t.trial_id ORDER BY t.trial_id") || return 1
+  echo "$out"
+  ! grep -q FAILED <<< "$out"
+}
+
+compare() {  # name a b [compare_weights.py options]
+  local name=$1 a=$2 b=$3; shift 3
+  if [ -z "$a" ] || [ -z "$b" ]; then echo "[$name: no weights: a trial did not export (see the run's log)]"; return 1; fi
+  TAIL=4 log "$name" python3 bench/compare_weights.py "$a" "$b" --initial "$W0" --show 5 "$@"
+}
+
+chosen=("$@"); [ ${#chosen[@]} -gt 0 ] || chosen=(bf16 bf16-det fp32-det)
+# The packages first, side by side (about 2.5 minutes each; bf16 and bf16-det share one)
+declare -A compiling=()
+for setting in "${chosen[@]}"; do
+  settings "$setting"; key=${setting%%-*}
+  [ -n "${NO_COMPILE:-}" ] || [ -n "${compiling[$key]:-}" ] && continue
+  compiling[$key]=1
+  $R compile "$EXP" --db "$DB" "${S[@]}" > "$OUT/correct-$key-pkg.log" 2>&1 &
+done
+wait
+for key in "${!compiling[@]}"; do echo "[correct-$key-pkg]"; tail -n 3 "$OUT/correct-$key-pkg.log"; done
+
+for setting in "${chosen[@]}"; do
+  echo; echo "=== correctness: $setting ($(date +%T))"; settings "$setting"
+  TAIL=3 log "correct-$setting-w0" run --set repeats=1 --set train.optimizer.lr=1e-12 --set train.steps=1
+  W0=$(weights | head -n 1)
+  for steps in 1 20; do
+    n="correct-$setting-$steps"
+    TAIL=6 log "$n-runx" run --set train.steps="$steps"
+    W=($(weights)) E1=${W[0]:-} E2=${W[1]:-} C1=${W[2]:-} C2=${W[3]:-}
+    [ "$steps" = 1 ] && bound=1e-3 || bound=1e-2
+    case $setting in
+      bf16)
+        verdict log "$n-losses" losses 2e-2
+        compare "$n-eager-eager" "$E1" "$E2"
+        verdict compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
+        compare "$n-compiled-compiled" "$C1" "$C2" ;;
+      bf16-det)
+        verdict log "$n-losses" losses 2e-2
+        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
+        verdict compare "$n-compiled-compiled" "$C1" "$C2" --tolerance 0 --update-tolerance 0
+        compare "$n-eager-compiled" "$E1" "$C1" ;;
+      fp32-det)
+        verdict log "$n-losses" losses 1e-4
+        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
+        verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" ;;
+    esac
+  done
+done
+echo; echo "=== correctness: $failed failed verdicts"
+exit "$failed"
