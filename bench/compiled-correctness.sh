@@ -47,10 +47,10 @@ settings() {  # setting -> its --set arguments
 
 run() { $R "$EXP" --db "$DB" --force --set train.warmup_steps=0 "${S[@]}" "$@"; }
 
-weights() {  # the weights files of the latest run: eager trials first, each kind in trial order
+weights() {  # label -> the weights files its trials of the latest run exported, in trial order
   $R query --db "$DB" --format csv "SELECT e.value FROM environment e JOIN trial_summary t ON t.trial_id = e.trial_id
-    WHERE e.key = 'export.weights' AND t.run_id = (SELECT max(id) FROM runs)
-    ORDER BY t.label = 'compiled_step', t.trial_id" | tail -n +2 | tr -d '"\r'
+    WHERE e.key = 'export.weights' AND t.run_id = (SELECT max(id) FROM runs) AND t.label = '$1'
+    ORDER BY t.trial_id" | tail -n +2 | tr -d '"\r'
 }
 
 losses() {  # every loss of the latest run against eager #1's, verdict at $1
@@ -89,11 +89,12 @@ for key in "${!compiling[@]}"; do echo "[correct-$key-pkg]"; tail -n 3 "$OUT/cor
 for setting in "${chosen[@]}"; do
   echo; echo "=== correctness: $setting ($(date +%T))"; settings "$setting"
   TAIL=3 log "correct-$setting-w0" run --set repeats=1 --set train.optimizer.lr=1e-12 --set train.steps=1
-  W0=$(weights | head -n 1)
+  W0=$(weights baseline | head -n 1)
   for steps in 1 20; do
     n="correct-$setting-$steps"
     TAIL=6 log "$n-runx" run --set train.steps="$steps"
-    W=($(weights)) E1=${W[0]:-} E2=${W[1]:-} C1=${W[2]:-} C2=${W[3]:-}
+    E=($(weights baseline)) C=($(weights compiled_step))
+    E1=${E[0]:-} E2=${E[1]:-} C1=${C[0]:-} C2=${C[1]:-}
     [ "$steps" = 1 ] && bound=1e-3 || bound=1e-2
     case $setting in
       bf16)
