@@ -32,7 +32,7 @@ read -r -a EXTRA <<< "${SETS:-}"
 mkdir -p "$OUT"
 failed=0
 
-log() { local name=$1; shift; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "[$name rc=$rc]"; tail -n "${TAIL:-20}" "$OUT/$name.log"; return $rc; }
+source "$(dirname "${BASH_SOURCE[0]}")/checks-lib.sh"  # log
 verdict() { "$@" || failed=$((failed + 1)); }
 
 settings() {  # setting -> its --set arguments
@@ -79,7 +79,7 @@ chosen=("$@"); [ ${#chosen[@]} -gt 0 ] || chosen=(bf16 bf16-det fp32-det)
 declare -A compiling=()
 for setting in "${chosen[@]}"; do
   settings "$setting"; key=${setting%%-*}
-  [ -n "${NO_COMPILE:-}" ] || [ -n "${compiling[$key]:-}" ] && continue
+  if [ -n "${NO_COMPILE:-}" ] || [ -n "${compiling[$key]:-}" ]; then continue; fi
   compiling[$key]=1
   $R compile "$EXP" --db "$DB" "${S[@]}" > "$OUT/correct-$key-pkg.log" 2>&1 &
 done

@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 R=./build-device/runx
 DB="$OUT/gpu.db"
 section() { echo; echo "=== $1 ($(date +%T))"; }
-log() { local name=$1; shift; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "[$name rc=$rc]"; tail -n "${TAIL:-30}" "$OUT/$name.log"; }
+source "$(dirname "${BASH_SOURCE[0]}")/checks-lib.sh"  # log
 
 install_fortunes() {  # the text the gpt benchmarks read: the installed package, else its .deb from .device/debs
   FORTUNES=/usr/share/games/fortunes
