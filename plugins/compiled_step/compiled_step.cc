@@ -7,7 +7,6 @@
 // with the trial's; the package's sidecar (FILE.pt2.json) is checked against the model before the
 // package is loaded. LibTorch 2.6 and later with CUDA.
 #include <chrono>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -16,6 +15,7 @@
 
 #include "runx/compat.h"
 #include "runx/plugin_export.h"
+#include "binding.h"
 #include "sidecar.h"
 
 #if RUNX_HAS_AOTI
@@ -81,9 +81,17 @@ class CompiledStep : public runx::Technique {
     trial.metric("compiled_step.load_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "s");
     trial.record("compiled_step.package", package_);
     trial.record("compiled_step.compiled", sidecar_.facts.dump());
-    Bind(trial.model());
+    binding_ = std::make_unique<runx::compiled_step::Binding>(sidecar_, trial.model());
     runx::Step step;
-    step.forward = [this](runx::Batch& batch) { return Run(batch); };
+    step.forward = [this](runx::Batch& batch) {
+      return binding_->Step(batch, [this](std::vector<torch::Tensor>& inputs) {
+        try {
+          return loader_->run(inputs);  // on the current stream: cuda_graphs captures it
+        } catch (const c10::Error& e) {
+          throw std::runtime_error("compiled_step: the package failed: " + std::string(e.what_without_backtrace()));
+        }
+      });
+    };
     step.backward = [](torch::Tensor&) {};  // computed by the package
     step.update = std::move(inner.update);  // runx's optimizer (fused_optimizer's, where it runs)
     return step;
@@ -95,84 +103,11 @@ class CompiledStep : public runx::Technique {
 
  private:
 #if RUNX_HAS_AOTI
-  /// The model's tensors in the package's input order, and where each output goes.
-  void Bind(torch::nn::Module& model) {
-    std::map<std::string, torch::Tensor> params, buffers;
-    for (auto& p : model.named_parameters()) params[p.key()] = p.value();
-    for (auto& b : model.named_buffers()) buffers[b.key()] = b.value();
-    inputs_.assign(sidecar_.inputs.size(), torch::Tensor());
-    state_.clear(), targets_.clear();
-    for (size_t i = 0; i < sidecar_.inputs.size(); ++i) {
-      const auto& slot = sidecar_.inputs[i];
-      if (slot.kind == "parameter" || slot.kind == "buffer") {
-        state_.emplace_back(i, (slot.kind == "parameter" ? params : buffers).at(slot.name));
-        inputs_[i] = state_.back().second.detach();  // the same storage, without autograd
-      } else if (slot.kind == "input") {
-        input_index_ = i;
-      } else if (slot.kind == "target") {
-        target_index_ = i;
-      }
-    }
-    for (const auto& slot : sidecar_.outputs) {
-      if (slot.kind == "buffer_update") targets_.push_back(buffers.at(slot.name));
-      else if (slot.kind == "gradient") targets_.push_back(params.at(slot.name));
-      else targets_.push_back(torch::Tensor());
-    }
-  }
-
-  torch::Tensor Run(runx::Batch& batch) {
-    torch::NoGradGuard no_grad;
-    for (auto& [i, t] : state_)  // a technique may have replaced a tensor's storage (set_data): follow it
-      if (inputs_[i].data_ptr() != t.data_ptr()) inputs_[i] = t.detach();
-    if (!checked_) CheckBatch(batch);
-    inputs_[input_index_] = batch.input;
-    inputs_[target_index_] = batch.target;
-    std::vector<torch::Tensor> out;
-    try {
-      out = loader_->run(inputs_);  // on the current stream: cuda_graphs captures it
-    } catch (const c10::Error& e) {
-      throw std::runtime_error("compiled_step: the package failed: " + std::string(e.what_without_backtrace()));
-    }
-    inputs_[input_index_] = torch::Tensor(), inputs_[target_index_] = torch::Tensor();
-    if (out.size() != sidecar_.outputs.size())
-      throw std::runtime_error(fmt::format("compiled_step: the package returned {} outputs, its sidecar lists {}",
-                                           out.size(), sidecar_.outputs.size()));
-    torch::Tensor loss;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const auto& slot = sidecar_.outputs[i];
-      if (!checked_ && out[i].sizes() != c10::IntArrayRef(slot.shape))
-        throw std::runtime_error(fmt::format("compiled_step: output {} ({} '{}') has shape {}, the sidecar says {}", i,
-                                             slot.kind, slot.name, c10::str(out[i].sizes()), c10::str(c10::IntArrayRef(slot.shape))));
-      if (slot.kind == "buffer_update") targets_[i].copy_(out[i]);
-      else if (slot.kind == "gradient") targets_[i].mutable_grad() = out[i];
-      else loss = out[i];
-    }
-    checked_ = true;
-    return loss;
-  }
-
-  void CheckBatch(const runx::Batch& batch) const {
-    for (const auto& slot : sidecar_.inputs) {
-      if (slot.kind != "input" && slot.kind != "target") continue;
-      const torch::Tensor& t = slot.kind == "input" ? batch.input : batch.target;
-      if (t.sizes().vec() != slot.shape || runx::compiled_step::DtypeName(t) != slot.dtype ||
-          !runx::compiled_step::SameLayout(t, slot.stride))
-        throw std::runtime_error(fmt::format(
-            "compiled_step: the batch's {} is {} {} strides {}, the package expects {} {} strides {}", slot.kind,
-            runx::compiled_step::DtypeName(t), c10::str(t.sizes()), c10::str(t.strides()), slot.dtype,
-            c10::str(c10::IntArrayRef(slot.shape)), c10::str(c10::IntArrayRef(slot.stride))));
-    }
-  }
-
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
 #endif
+  std::unique_ptr<runx::compiled_step::Binding> binding_;
   std::string package_;
   Sidecar sidecar_;
-  std::vector<torch::Tensor> inputs_;   ///< the package's inputs; the batch's slots are set per step
-  std::vector<std::pair<size_t, torch::Tensor>> state_;  ///< input index -> the model's parameter or buffer
-  std::vector<torch::Tensor> targets_;  ///< per output: the buffer it updates or the parameter whose grad it is
-  size_t input_index_ = 0, target_index_ = 0;
-  bool checked_ = false;
 };
 
 }  // namespace
