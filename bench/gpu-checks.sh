@@ -31,23 +31,36 @@ keep_packages() {  # prefix: those packages back under $OUT (one file, at most 1
     tar -czf "$OUT/compiled-$1.tgz" compiled/$1-*.pt2 compiled/$1-*.pt2.json ) || true
 }
 
+sources_digest() {  # what the binaries are built from: the C++ sources and the build files
+  find runner plugins cmake bench/compiled_step_probe.cc CMakeLists.txt scripts/device-build-targets.sh -type f |
+    LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16
+}
+build() {
+  TARGETS="${BUILD_TARGETS:-runx-app runx_integration_test runx_unit_test}" bash scripts/device-build-targets.sh || return 1
+  sources_digest > build-device/sources.digest
+  # The binaries come back too: a later call on a fresh machine unpacks them (section unpack)
+  # instead of building again. Copy $OUT/build-device-bin.tgz into .devbin/ here, carry .devbin.
+  tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/plugins build-device/env.sh \
+    build-device/sources.digest $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \))
+  ls -la "$OUT/build-device-bin.tgz"
+}
+
 for what in "$@"; do
   case $what in
     build)
-      section build
-      TARGETS="${BUILD_TARGETS:-runx-app runx_integration_test runx_unit_test}" bash scripts/device-build-targets.sh || exit 1
-      # The binaries come back too: a later call on a fresh machine unpacks them (section unpack)
-      # instead of building again. Copy $OUT/build-device-bin.tgz into .devbin/ here, carry .devbin.
-      tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/plugins build-device/env.sh \
-        $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \))
-      ls -la "$OUT/build-device-bin.tgz"
+      section build; build || exit 1
       ;;
-    unpack)  # the binaries an earlier call built (section build), on a fresh machine: no build
+    unpack)  # the binaries an earlier call built (section build), on a fresh machine: no build, unless stale
       section unpack
       if [ ! -x build-device/runx ]; then
         mkdir -p /tmp/deps && for f in .device/debs/*.deb; do dpkg -x "$f" /tmp/deps; done && touch /tmp/deps/.done
         tar -xzf .devbin/build-device-bin.tgz || exit 1
         echo "export RUNX_PLUGIN_DIR=$PWD/build-device/plugins" >> build-device/env.sh
+        built=$(cat build-device/sources.digest 2>/dev/null || echo none)
+        if [ "$built" != "$(sources_digest)" ]; then
+          echo "the binaries in .devbin were built from other sources (digest $built, this tree's $(sources_digest)): building"
+          rm -rf build-device && { build || exit 1; }
+        fi
       fi
       ls -la build-device/runx
       ;;
