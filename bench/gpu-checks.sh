@@ -59,7 +59,7 @@ for what in "$@"; do
         built=$(cat build-device/sources.digest 2>/dev/null || echo none)
         if [ "$built" != "$(sources_digest)" ]; then
           echo "the binaries in .devbin were built from other sources (digest $built, this tree's $(sources_digest)): building"
-          rm -rf build-device && { build || exit 1; }
+          rm -rf build-device && { BUILD_TARGETS=${BUILD_TARGETS:-runx-app} build || exit 1; }  # what the checks run
         fi
       fi
       ls -la build-device/runx
