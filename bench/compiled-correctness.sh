@@ -18,8 +18,11 @@
 #             against eager and compiled against compiled must be equal to the bit; eager against
 #             compiled is then Inductor's own bf16 rounding alone (losses within 2e-2, weights listed).
 #   fp32-det  fp32 (TF32 off) + channels_last, batch 64, deterministic: the compiled step's arithmetic
-#             against eager's at fp32 rounding, where a wrong gradient cannot hide. Losses within 1e-4,
-#             weights within 1e-3 (1 step) and 1e-2 (20 steps) of the update.
+#             against eager's at fp32 rounding, where a wrong gradient cannot hide. After 1 step:
+#             losses within 1e-4, weights within 1e-3 of the update (the gradient). After 20 steps:
+#             losses within the larger of 1e-4 and 1.5x fp32's own reordering difference (eager
+#             channels-last against eager contiguous, run beside and listed), weights within the
+#             larger of 1e-2 of the update and 1.5x that reordering's.
 # Environment: R (runx), DB (results store), OUT (logs), EXP (the experiment), SETS (extra --set
 # arguments for every run, e.g. a CPU stand-in: compiled trials are then incompatible, their rows
 # missing), NO_COMPILE=1 (skip `runx compile`). Exit status: the number of failed verdicts.
@@ -53,19 +56,29 @@ weights() {  # label -> the weights files its trials of the latest run exported,
     ORDER BY t.trial_id" | tail -n +2 | tr -d '"\r'
 }
 
-losses() {  # every loss of the latest run against eager #1's, verdict at $1
-  local out
+losses() {  # BOUND [RUN]: every loss of RUN (default the latest) against its eager #1's, verdict at BOUND (SQL)
+  local out run=${2:-"(SELECT max(id) FROM runs)"}
   out=$($R query --db "$DB" "WITH t AS (SELECT trial_id, label, status,
-      ROW_NUMBER() OVER (PARTITION BY label ORDER BY trial_id) AS r FROM trial_summary WHERE run_id = (SELECT max(id) FROM runs)),
+      ROW_NUMBER() OVER (PARTITION BY label ORDER BY trial_id) AS r FROM trial_summary WHERE run_id = $run),
     e AS (SELECT s.phase, s.step, s.loss FROM steps s JOIN t USING (trial_id) WHERE t.label = 'baseline' AND t.r = 1)
     SELECT t.label || ' #' || t.r AS run, t.status, count(s.step) AS steps,
-      max(abs(s.loss - e.loss) / abs(e.loss)) AS worst_rel_to_eager_1,
+      max(abs(s.loss - e.loss) / abs(e.loss)) AS worst_rel_to_eager_1, $1 AS bound,
       CASE WHEN t.status = 'ok' AND count(s.step) > 0 AND max(abs(s.loss - e.loss) / abs(e.loss)) <= $1
         THEN 'ok' ELSE 'FAILED' END AS verdict
     FROM t LEFT JOIN steps s USING (trial_id) LEFT JOIN e ON e.phase = s.phase AND e.step = s.step
     WHERE NOT (t.label = 'baseline' AND t.r = 1) GROUP BY t.trial_id ORDER BY t.trial_id") || return 1
   echo "$out"
   ! grep -q FAILED <<< "$out"
+}
+
+latest_run() { $R query --db "$DB" --format csv "SELECT max(id) FROM runs" | tail -n 1 | tr -d '"\r'; }
+
+loss_floor() {  # RUN_A RUN_B: the largest relative difference between the two runs' first eager losses (0 if none)
+  $R query --db "$DB" --format csv "WITH f AS (SELECT run_id, min(trial_id) AS trial_id FROM trial_summary
+      WHERE label = 'baseline' AND status = 'ok' AND run_id IN ($1, $2) GROUP BY run_id)
+    SELECT coalesce(max(abs(b.loss - a.loss) / abs(a.loss)), 0) FROM steps a JOIN steps b USING (phase, step)
+    WHERE a.trial_id = (SELECT trial_id FROM f WHERE run_id = $1) AND b.trial_id = (SELECT trial_id FROM f WHERE run_id = $2)" |
+    tail -n 1 | tr -d '"\r'
 }
 
 compare() {  # name a b [compare_weights.py options]
@@ -93,24 +106,43 @@ for setting in "${chosen[@]}"; do
   for steps in 1 20; do
     n="correct-$setting-$steps"
     TAIL=6 log "$n-runx" run --set train.steps="$steps"
+    RUN=$(latest_run)
     E=($(weights baseline)) C=($(weights compiled_step))
     E1=${E[0]:-} E2=${E[1]:-} C1=${C[0]:-} C2=${C[1]:-}
     [ "$steps" = 1 ] && bound=1e-3 || bound=1e-2
+    if [ "$setting" = fp32-det ]; then
+      # The scale of fp32 rounding: the same eager step summing in another order (contiguous
+      # tensors: other cuDNN kernels and BatchNorm reductions); this run's compiled trial is
+      # incompatible (no such package). After 1 step it is far below the bounds (CPU stand-in:
+      # 1.3e-5 of the update); 20 steps amplify it (3.6e-2), so there the bounds are the larger of
+      # the fixed one and 1.5x it, for the weights and for the losses.
+      TAIL=3 log "$n-contiguous-runx" run --set train.steps="$steps" --set repeats=1 \
+        --set 'optimizations={compiled_step: {package: auto}, export: {}, determinism: {warn_only: true}}'
+      F=$(weights baseline | head -n 1)
+      LF=$(loss_floor "$RUN" "$(latest_run)")
+      compare "$n-eager-contiguous" "$E1" "$F"
+      echo "[$n: losses, eager channels-last against eager contiguous: ${LF:-none}]"
+    fi
     case $setting in
       bf16)
-        verdict log "$n-losses" losses 2e-2
+        verdict log "$n-losses" losses 2e-2 "$RUN"
         compare "$n-eager-eager" "$E1" "$E2"
         verdict compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
         compare "$n-compiled-compiled" "$C1" "$C2" ;;
       bf16-det)
-        verdict log "$n-losses" losses 2e-2
+        verdict log "$n-losses" losses 2e-2 "$RUN"
         verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
         verdict compare "$n-compiled-compiled" "$C1" "$C2" --tolerance 0 --update-tolerance 0
         compare "$n-eager-compiled" "$E1" "$C1" ;;
       fp32-det)
-        verdict log "$n-losses" losses 1e-4
         verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
-        verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" ;;
+        if [ "$steps" = 1 ]; then
+          verdict log "$n-losses" losses 1e-4 "$RUN"
+          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound"
+        else
+          verdict log "$n-losses" losses "max(1e-4, 1.5 * ${LF:-0})" "$RUN"
+          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F"
+        fi ;;
     esac
   done
 done
