@@ -344,6 +344,11 @@ def main():
                           "parameters": {runx_name(name, n): list(t.shape) for n, t in net.named_parameters()},
                           "buffers": {runx_name(name, n): list(t.shape) for n, t in net.named_buffers()}}, indent=1))
         return 0
+    release = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+    if release < (2, 6):
+        print(f"compile_step.py: error: torch {torch.__version__} cannot make a package: the joint graph "
+              "(aot_export_module) and AOTInductor's packaging need PyTorch 2.6 or later", file=sys.stderr)
+        return 2
     from torch._functorch.aot_autograd import aot_export_module
     torch.manual_seed(a.seed)
     torch.backends.cudnn.benchmark = True

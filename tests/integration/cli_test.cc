@@ -10,6 +10,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
+#include <runx/compat.h>
 #include <nlohmann/json.hpp>
 
 #include "../remove_tree.h"
@@ -137,6 +138,9 @@ TEST_F(Cli, DoctorAndPlugins) {
   EXPECT_EQ(d.status, 0) << d.out;
   for (const char* k : {"LibTorch", "MPS", "CUDA", "cuDNN", "threads", "device: auto", "autocast"})
     EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
+  EXPECT_NE(d.out.find(runx::compat::kHasAotInductor ? "\nAOTInductor           built: packages load"
+                                                     : "\nAOTInductor           not built (LibTorch 2.6 or later"),
+            std::string::npos) << d.out;
   auto p = Runx("plugins");
   EXPECT_EQ(p.status, 0) << p.out;
   // Every technique of issue 4, with its version and the plugin API it was built for.

@@ -163,14 +163,23 @@ int Compile(const CompileArgs& args) {
   }
   for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
   if (args.dry_run || missing == 0) return refused.empty() ? 0 : 1;
+  // A runx without AOTInductor can load no package: say so first, and let compile_step.py answer for
+  // the Python (it refuses a torch before 2.6).
+  const std::string cannot_load =
+      engine::HasAotInductor()
+          ? ""
+          : fmt::format("this runx (LibTorch {}) cannot load AOTInductor packages: compiled_step needs LibTorch 2.6 "
+                        "or later, and its trials stay incompatible here",
+                        release);
 
   // The package must be compiled by the torch release that will load it.
   const auto probe = slurm::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
   if (!probe.started || probe.status != 0) {
     fmt::print(stderr,
                "compile: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "
-               "of runx's LibTorch (--python names another interpreter)\n",
-               args.python, probe.started ? slurm::FirstLine(probe.err) : probe.error, release);
+               "of runx's LibTorch (--python names another interpreter){}\n",
+               args.python, probe.started ? slurm::FirstLine(probe.err) : probe.error, release,
+               cannot_load.empty() ? "" : "; and " + cannot_load);
     return 1;
   }
   const std::string python_torch = slurm::FirstLine(probe.out);
@@ -181,6 +190,7 @@ int Compile(const CompileArgs& args) {
                args.python, python_torch, release, release);
     return 1;
   }
+  if (!cannot_load.empty()) fmt::print(stderr, "compile: warning: {}\n", cannot_load);
   bool ok = true;
   for (const auto& [path, n] : needed) {
     if (spec::PackagePresent(path)) continue;

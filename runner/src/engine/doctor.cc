@@ -26,6 +26,8 @@ DoctorReport Doctor() {
   row("runx", fmt::format("{} (git {}{}, {} build)", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : "",
                           BuildType().empty() ? "unknown" : BuildType()));
   row("LibTorch", LibTorchRelease());
+  row("AOTInductor", HasAotInductor() ? "built: packages load (model: aoti, compiled_step)"
+                                      : "not built (LibTorch 2.6 or later loads packages: model: aoti, compiled_step)");
   row("OS", env.at("os"));
   row("CPU", fmt::format("{} ({} logical cores)", env.at("cpu"), env.at("cpu_count")));
   row("threads", fmt::format("intra-op {}, inter-op {}", at::get_num_threads(), at::get_num_interop_threads()));
@@ -87,5 +89,7 @@ PluginList ListPlugins() {
 }
 
 std::string LibTorchRelease() { return compat::TorchVersionString(); }
+
+bool HasAotInductor() { return compat::kHasAotInductor; }
 
 }  // namespace runx::engine

@@ -18,6 +18,10 @@ DoctorReport Doctor();
 /// The LibTorch release runx is built against, major.minor.patch (doctor's "LibTorch" row).
 std::string LibTorchRelease();
 
+/// Whether this runx can load AOTInductor packages (LibTorch 2.6 or later): `model: aoti` and the
+/// compiled_step technique (doctor's "AOTInductor" row).
+bool HasAotInductor();
+
 struct PluginRow {
   std::string name, version, api, libtorch, description;
 };
