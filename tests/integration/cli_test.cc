@@ -136,7 +136,7 @@ TEST_F(Cli, ValidateReportsEveryBrokenFileQuickly) {
 TEST_F(Cli, DoctorAndPlugins) {
   auto d = Runx("doctor");
   EXPECT_EQ(d.status, 0) << d.out;
-  for (const char* k : {"LibTorch", "MPS", "CUDA", "cuDNN", "threads", "device: auto", "autocast"})
+  for (const char* k : {"LibTorch", "MPS", "CUDA", "cuDNN", "threads", "BLAS", "device: auto", "autocast"})
     EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
   EXPECT_NE(d.out.find(runx::compat::kHasAotInductor ? "\nAOTInductor           built: packages load"
                                                      : "\nAOTInductor           not built (LibTorch 2.6 or later"),

@@ -31,6 +31,10 @@ DoctorReport Doctor() {
   row("OS", env.at("os"));
   row("CPU", fmt::format("{} ({} logical cores)", env.at("cpu"), env.at("cpu_count")));
   row("threads", fmt::format("intra-op {}, inter-op {}", at::get_num_threads(), at::get_num_interop_threads()));
+  const std::string blas = env.at("blas");
+  row("BLAS", IsReferenceBlas(blas) ? blas + " (the reference BLAS: fp32 matrix products on the CPU run about 15x "
+                                             "slower than with OpenBLAS; apt-get install libopenblas0-openmp)"
+                                    : blas);
 #ifdef __APPLE__
   row("MPS", compat::MpsAvailable() ? "built and available"
                                     : "not available (needs LibTorch's macOS arm64 build, macOS 12.3+ on Apple silicon)");

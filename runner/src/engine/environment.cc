@@ -1,9 +1,15 @@
 #include "engine/environment.h"
 
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#else
+#include <link.h>
+#endif
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -28,6 +34,44 @@ std::string UtcNow() {
   return buf;
 }
 
+namespace {
+
+/// Whether the loaded image `path` is a BLAS library.
+bool IsBlas(const char* path) {
+  if (path == nullptr) return false;
+  const std::string name = std::filesystem::path(path).filename().string();
+  for (const char* blas : {"libblas.", "libopenblas", "libmkl_rt", "libblis", "libflexiblas", "Accelerate", "libBLAS."})
+    if (name.rfind(blas, 0) == 0) return true;
+  return false;
+}
+
+std::string Resolved(const char* path) {
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path, ec);
+  return ec ? std::string(path) : real.string();
+}
+
+}  // namespace
+
+std::string BlasLibrary() {
+  std::string found;
+#ifdef __APPLE__
+  for (uint32_t i = 0; i < _dyld_image_count() && found.empty(); ++i)
+    if (IsBlas(_dyld_get_image_name(i))) found = Resolved(_dyld_get_image_name(i));
+#else
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (!IsBlas(info->dlpi_name)) return 0;
+        *static_cast<std::string*>(out) = Resolved(info->dlpi_name);
+        return 1;
+      },
+      &found);
+#endif
+  return found.empty() ? "none loaded" : found;
+}
+
+bool IsReferenceBlas(const std::string& blas) { return blas.find("/blas/libblas.so") != std::string::npos; }
+
 std::map<std::string, std::string> HostEnvironment() {
   std::map<std::string, std::string> env;
   env["runx_version"] = Version();
@@ -50,6 +94,7 @@ std::map<std::string, std::string> HostEnvironment() {
     env["cudnn_version"] = "none";
   }
   env["mps_available"] = compat::MpsAvailable() ? "yes" : "no";
+  env["blas"] = BlasLibrary();
   env["intra_op_threads"] = std::to_string(at::get_num_threads());
   env["inter_op_threads"] = std::to_string(at::get_num_interop_threads());
   struct utsname u {};

@@ -55,15 +55,19 @@ std::string BuildType() {
 #endif
 }
 
-std::string PlatformIdentity(const c10::Device& device) {
-  const auto env = TrialEnvironment(device);
+std::string PlatformIdentity(const c10::Device& device) { return PlatformIdentity(device, TrialEnvironment(device)); }
+
+std::string PlatformIdentity(const c10::Device& device, const std::map<std::string, std::string>& env) {
   const auto get = [&](const char* key) {
     const auto it = env.find(key);
     return it == env.end() ? std::string() : it->second;
   };
-  return spec::Sha256Hex(fmt::format("libtorch {}|cuda {}|cudnn {}|{} {}", get("libtorch_version"),
+  // On the CPU the BLAS library is part of the platform: the reference BLAS runs fp32 matrix
+  // products an order of magnitude slower than OpenBLAS (docs/benchmarks.md, "CPU: the quickstart").
+  return spec::Sha256Hex(fmt::format("libtorch {}|cuda {}|cudnn {}|{} {}{}", get("libtorch_version"),
                                      get("cuda_runtime_version"), get("cudnn_version"),
-                                     c10::DeviceTypeName(device.type(), true), get("device_name")));
+                                     c10::DeviceTypeName(device.type(), true), get("device_name"),
+                                     device.is_cpu() ? "|blas " + get("blas") : ""));
 }
 
 std::string EnvironmentIdentity(const std::string& build, const std::string& platform) {

@@ -3,6 +3,7 @@
 // of this runx build, and the identity of this process, by which other runners tell whether a
 // run that claimed trials is still alive.
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -20,8 +21,11 @@ std::string BuildIdentity(const plugins::Registry& registry);
 std::string BuildType();
 
 /// sha256 of the platform a trial runs on: LibTorch, CUDA and cuDNN versions and the name of
-/// `device` ("cpu: <cpu model>", "cuda: NVIDIA H200", ...).
+/// `device` ("cpu: <cpu model>", "cuda: NVIDIA H200", ...), on the CPU also the BLAS library.
 std::string PlatformIdentity(const c10::Device& device);
+
+/// The same from `env` (TrialEnvironment's facts).
+std::string PlatformIdentity(const c10::Device& device, const std::map<std::string, std::string>& env);
 
 /// The environment identity: sha256 of the build and platform identities.
 std::string EnvironmentIdentity(const std::string& build, const std::string& platform);
