@@ -41,8 +41,8 @@ int History(const HistoryArgs& args) {
       experiment = *latest;
     }
     const int limit = args.limit > 0 ? args.limit : 0;
-    // One run more than shown: the oldest shown is compared with the run before it.
-    const std::vector<int64_t> ids = store::ListRuns(store, experiment, limit > 0 ? limit + 1 : 0);
+    // Every run: a variant is compared with the latest earlier run that measured it, however far back.
+    const std::vector<int64_t> ids = store::ListRuns(store, experiment, 0);
     if (ids.empty()) {
       fmt::print(stderr, "error: no run of experiment '{}' in '{}'\n", experiment, db);
       return 2;

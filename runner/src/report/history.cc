@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace runx::report {
 namespace {
@@ -16,6 +19,17 @@ CompareSide SideOf(store::Store& store, int64_t run_id) {
   return side;
 }
 
+/// The platforms `label`'s trials of `side` ran on.
+std::set<std::string> Platforms(const CompareSide& side, const std::string& label) {
+  std::set<std::string> out;
+  for (const store::RunTrial& t : side.trials) {
+    if (t.label != label) continue;
+    const auto it = side.identities.find(t.trial_id);
+    if (it != side.identities.end()) out.insert(it->second.platform_hash);
+  }
+  return out;
+}
+
 std::string ChangeWord(const HistoryVariant& v) {
   if (!v.vs_previous) return "new";
   return v.vs_previous->ratio ? ChangeName(v.vs_previous->verdict.change) : "";
@@ -25,49 +39,64 @@ std::string ChangeWord(const HistoryVariant& v) {
 
 std::vector<HistoryRun> BuildHistory(store::Store& store, const std::vector<int64_t>& run_ids, size_t shown,
                                      const CompareOptions& options) {
+  std::map<size_t, CompareSide> sides;  // by position in run_ids, read once
+  const auto side = [&](size_t i) -> const CompareSide& {
+    auto it = sides.find(i);
+    if (it == sides.end()) it = sides.emplace(i, SideOf(store, run_ids[i])).first;
+    return it->second;
+  };
   std::vector<HistoryRun> out;
-  std::optional<CompareSide> current;
   for (size_t i = 0; i < run_ids.size() && i < shown; ++i) {
     HistoryRun h;
     h.run = store::ReadRunOverview(store, run_ids[i]);
-    if (!current) current = SideOf(store, run_ids[i]);
-    std::optional<Comparison> vs;
-    std::optional<CompareSide> previous;
-    if (i + 1 < run_ids.size()) {
-      previous = SideOf(store, run_ids[i + 1]);
-      h.previous_run = run_ids[i + 1];
-      vs = Compare(*previous, *current, options);
-    }
-    for (VariantRow& row : Summarize(current->trials, options.seed, 0)) {
+    if (i + 1 < run_ids.size()) h.run_below = run_ids[i + 1];
+    for (VariantRow& row : Summarize(side(i).trials, options.seed, 0)) {
       HistoryVariant v;
       v.figures = std::move(row);
-      if (vs) {
-        for (const ComparedVariant& c : vs->variants) {
-          if (c.label_b == v.figures.label) v.vs_previous = c;
-        }
-      }
       h.variants.push_back(std::move(v));
     }
+    // Older runs, nearest first, until every variant has its comparison: each against the
+    // variants still without one (the bootstrap runs for those only).
+    std::set<std::string> open;
+    for (const HistoryVariant& v : h.variants) open.insert(v.figures.label);
+    for (size_t j = i + 1; j < run_ids.size() && !open.empty(); ++j) {
+      CompareSide current = side(i);
+      current.trials.erase(std::remove_if(current.trials.begin(), current.trials.end(),
+                                          [&](const store::RunTrial& t) { return !open.count(t.label); }),
+                           current.trials.end());
+      const Comparison vs = Compare(side(j), current, options);
+      for (const ComparedVariant& c : vs.variants) {
+        for (HistoryVariant& v : h.variants) {
+          if (c.label_b != v.figures.label || !open.count(v.figures.label)) continue;
+          v.vs_previous = c;
+          v.previous_run = run_ids[j];
+          v.platform_changed = Platforms(side(i), c.label_b) != Platforms(side(j), c.label_a);
+          open.erase(v.figures.label);
+        }
+      }
+    }
+    sides.erase(i);  // newer runs are not read again
     out.push_back(std::move(h));
-    current = std::move(previous);
   }
   return out;
 }
 
-std::string ChangeCell(const HistoryVariant& v) {
+std::string ChangeCell(const HistoryVariant& v, std::optional<int64_t> run_below) {
   if (!v.vs_previous) return "new";
+  const std::string against =
+      run_below && v.previous_run && *v.previous_run != *run_below ? fmt::format(" (run {})", *v.previous_run) : "";
   const auto& r = v.vs_previous->ratio;
-  if (!r) return "-";
+  if (!r) return "-" + against;
   const std::string pct = fmt::format("{:+.1f}%", (r->estimate - 1) * 100);
   switch (v.vs_previous->verdict.change) {
     case Change::kFaster:
-      return "▲ " + pct;
+      return "▲ " + pct + against;
     case Change::kSlower:
-      return "▼ " + pct;
+      return "▼ " + pct + against;
     case Change::kNoChange:
-      return pct;
+      return pct + against;
   }
-  return pct;
+  return pct + against;
 }
 
 TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
@@ -97,10 +126,11 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
       row.push_back(f.step_ms_median ? fmt::format("{} ({}-{})", FormatMs(*f.step_ms_median), FormatMs(*f.step_ms_p10),
                                                    FormatMs(*f.step_ms_p90))
                                      : "-");
-      row.push_back(ChangeCell(v));
+      row.push_back(ChangeCell(v, h.run_below));
       std::vector<std::string> notes;
       if (f.ok_trials != f.trials) notes.push_back(f.status_summary);
       if (f.noise.unstable()) notes.emplace_back("unstable");
+      if (v.platform_changed) notes.emplace_back("other platform");
       if (v.vs_previous && v.vs_previous->ratio && v.vs_previous->verdict.change == Change::kNoChange &&
           !v.vs_previous->verdict.within_threshold) {
         notes.emplace_back("inconclusive");
@@ -117,7 +147,7 @@ DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
   t.columns = {"run_id",         "git_sha",     "git_dirty",   "runx_build",   "started_at", "host",
                "devices",        "status",      "label",       "ok_trials",    "trials",     "samples_per_s",
                "step_ms_median", "step_ms_p10", "step_ms_p90", "previous_run", "ratio",      "ratio_ci_low",
-               "ratio_ci_high",  "change",      "unstable"};
+               "ratio_ci_high",  "change",      "unstable",    "platform_changed"};
   for (const HistoryRun& h : runs) {
     const std::vector<store::Value> head = {
         h.run.id,
@@ -144,12 +174,13 @@ DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
                                               NumberOrNull(f.step_ms_median),
                                               NumberOrNull(f.step_ms_p10),
                                               NumberOrNull(f.step_ms_p90),
-                                              h.previous_run ? store::Value(*h.previous_run) : store::Value{},
+                                              v.previous_run ? store::Value(*v.previous_run) : store::Value{},
                                               ratio,
                                               low,
                                               high,
                                               ChangeWord(v),
-                                              int64_t{f.noise.unstable() ? 1 : 0}};
+                                              int64_t{f.noise.unstable() ? 1 : 0},
+                                              int64_t{v.platform_changed ? 1 : 0}};
       row.insert(row.end(), tail.begin(), tail.end());
       t.rows.push_back(std::move(row));
     }
@@ -171,8 +202,8 @@ std::string RenderHistory(const std::vector<HistoryRun>& runs, const std::string
   }
   const TextTable table = HistoryTextTable(runs);
   std::string out = fmt::format(
-      "{}: {} run{}, newest first; ▲/▼: faster/slower than the run below beyond ±{:g}% "
-      "and the 95% interval\n\n",
+      "{}: {} run{}, newest first; ▲/▼: faster/slower than the same configuration in the run below (or the "
+      "run named) beyond ±{:g}% and the 95% interval\n\n",
       experiment, runs.size(), runs.size() == 1 ? "" : "s", threshold * 100);
   if (table.rows.empty()) return fmt::format("no run of experiment '{}'\n", experiment);
   return out + (format == OutputFormat::kMarkdown ? RenderMarkdown(table) : RenderText(table));

@@ -183,8 +183,8 @@ HtmlReport BuildHtmlReport(store::Store& store, const std::vector<int64_t>& run_
   for (const RunReport& r : report.runs) {
     if (!experiments.insert(r.run.experiment).second) continue;
     const int limit = std::max(0, options.history_runs);
-    // One run more than shown: the oldest shown is compared with the run before it.
-    const std::vector<int64_t> ids = store::ListRuns(store, r.run.experiment, limit > 0 ? limit + 1 : 0);
+    // Every run: a variant is compared with the latest earlier run that measured it, however far back.
+    const std::vector<int64_t> ids = store::ListRuns(store, r.run.experiment, 0);
     const size_t shown = limit > 0 ? static_cast<size_t>(limit) : ids.size();
     report.histories.push_back({r.run.experiment, options.threshold, BuildHistory(store, ids, shown, compare)});
   }

@@ -26,7 +26,8 @@ json Point(const HistoryRun& h, const HistoryVariant& v, int order) {
             {"vs", ""}};
   if (v.vs_previous) {
     p["change"] = v.vs_previous->ratio ? ChangeName(v.vs_previous->verdict.change) : "-";
-    p["vs"] = fmt::format("{} vs run {}", ChangeCell(v), h.previous_run.value_or(0));
+    p["vs"] = fmt::format("{} vs run {}{}", ChangeCell(v), v.previous_run.value_or(0),
+                          v.platform_changed ? ", another platform" : "");
   }
   return p;
 }

@@ -1,4 +1,5 @@
-// runx history on the example store: runs newest first, each variant against the run before.
+// runx history on the example store: runs newest first, each variant against the latest earlier
+// run that measured the same configuration, and marked where that run's platform was another.
 #include "report/history.h"
 
 #include <gtest/gtest.h>
@@ -27,18 +28,19 @@ TEST_F(HistoryTest, EachRunAgainstTheRunBefore) {
   const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "mlp_amp", 0), 2, {});
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].run.id, 2);
-  EXPECT_EQ(runs[0].previous_run, 1);
+  EXPECT_EQ(runs[0].run_below, 1);
   ASSERT_EQ(runs[0].variants.size(), 2u);
   const HistoryVariant& base = runs[0].variants[0];
   EXPECT_EQ(base.figures.label, "baseline");
   ASSERT_TRUE(base.vs_previous && base.vs_previous->ratio);
   EXPECT_EQ(base.vs_previous->verdict.change, Change::kNoChange);
-  EXPECT_EQ(ChangeCell(base), "+0.0%");
+  EXPECT_EQ(ChangeCell(base, runs[0].run_below), "+0.0%");
+  EXPECT_EQ(base.previous_run, 1);
   const HistoryVariant& bf16 = runs[0].variants[1];
   EXPECT_EQ(bf16.vs_previous->verdict.change, Change::kFaster);
   EXPECT_EQ(ChangeCell(bf16), "▲ +18.9%");
   EXPECT_EQ(runs[1].run.id, 1);
-  EXPECT_FALSE(runs[1].previous_run);
+  EXPECT_FALSE(runs[1].run_below);
   ASSERT_EQ(runs[1].variants.size(), 3u);
   EXPECT_EQ(ChangeCell(runs[1].variants[0]), "new");
   EXPECT_EQ(runs[1].variants[2].figures.label, "fp16");
@@ -49,8 +51,59 @@ TEST_F(HistoryTest, ShownRunsAreComparedWithTheOneAfter) {
   store::Store store = store::Store::Open(db_);
   const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "mlp_amp", 2), 1, {});
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].previous_run, 1);
+  EXPECT_EQ(runs[0].variants[1].previous_run, 1);
   EXPECT_EQ(ChangeCell(runs[0].variants[1]), "▲ +18.9%");
+}
+
+// Runs that did not measure a variant are passed over: run 5 measures bf16 alone and run 4 the
+// baseline alone, so run 5's bf16 is compared with run 2's, run 4's baseline with run 2's, and
+// bf16 is not "new" in run 5.
+TEST_F(HistoryTest, AVariantIsComparedWithTheLatestEarlierRunThatMeasuredIt) {
+  {
+    store::Store store = store::Store::Open(db_);
+    const int64_t mlp = store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
+    for (const auto& [day, trial] : {std::pair{"04", store::testing::ExampleTrial{"baseline", true, 0, "ok", "", 1000, 64}},
+                                     std::pair{"05", store::testing::ExampleTrial{"bf16", false, 0, "ok", "", 1200, 52}}}) {
+      store::RunInfo info;
+      info.experiment_id = mlp;
+      info.started_at = std::string("2026-12-") + day + "T10:00:00Z";
+      info.host = "box";
+      info.git_sha = "cccc333";
+      info.runx_build = "build-cccc333";
+      const int64_t run = store.BeginRun(info);
+      store::TrialRecord record = store::testing::MakeTrial(run, 0, trial);
+      if (trial.label == "bf16") record.platform_hash = "platform-other";  // e.g. another BLAS
+      store.RecordTrial(record);
+      store.EndRun(run, RunStatus::kOk, info.started_at);
+    }
+  }
+  store::Store store = store::Store::Open(db_);
+  const std::vector<int64_t> ids = store::ListRuns(store, "mlp_amp", 0);
+  ASSERT_EQ(ids, (std::vector<int64_t>{5, 4, 2, 1}));
+  const std::vector<HistoryRun> runs = BuildHistory(store, ids, 2, {});
+  ASSERT_EQ(runs.size(), 2u);
+  ASSERT_EQ(runs[0].variants.size(), 1u);
+  const HistoryVariant& bf16 = runs[0].variants[0];
+  EXPECT_EQ(bf16.figures.label, "bf16");
+  EXPECT_EQ(runs[0].run_below, 4);
+  EXPECT_EQ(bf16.previous_run, 2);  // not 4, which has no bf16
+  ASSERT_TRUE(bf16.vs_previous && bf16.vs_previous->ratio);
+  EXPECT_EQ(bf16.vs_previous->verdict.change, Change::kSlower);  // 52 ms against 35-39
+  EXPECT_EQ(ChangeCell(bf16, runs[0].run_below).find("▼ "), 0u);
+  EXPECT_NE(ChangeCell(bf16, runs[0].run_below).find(" (run 2)"), std::string::npos) << ChangeCell(bf16, 4);
+  EXPECT_TRUE(bf16.platform_changed);
+  EXPECT_EQ(runs[1].variants[0].previous_run, 2);  // run 4's baseline: run 2 is the run below
+  EXPECT_FALSE(runs[1].variants[0].platform_changed);
+  EXPECT_EQ(ChangeCell(runs[1].variants[0], runs[1].run_below).find("(run"), std::string::npos);
+
+  const auto json = nlohmann::json::parse(RenderHistory(runs, "mlp_amp", OutputFormat::kJson, 0.02));
+  EXPECT_EQ(json[0]["previous_run"], 2);
+  EXPECT_EQ(json[0]["change"], "slower");
+  const std::string table = RenderHistory(runs, "mlp_amp", OutputFormat::kTable, 0.02);
+  EXPECT_NE(table.find("(run 2)"), std::string::npos) << table;
+  EXPECT_NE(table.find("other platform"), std::string::npos) << table;
+  EXPECT_EQ(json[0]["platform_changed"], 1);
+  EXPECT_EQ(json[1]["platform_changed"], 0);
 }
 
 TEST_F(HistoryTest, Formats) {
