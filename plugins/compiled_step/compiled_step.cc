@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -63,8 +64,8 @@ class CompiledStep : public runx::Technique {
 
   runx::Step wrap_step(runx::Step inner, runx::TrialContext& trial) override {
 #if RUNX_HAS_AOTI
-    sidecar_ = runx::compiled_step::LoadSidecar(package_);
-    if (std::string why = runx::compiled_step::ModelMismatch(sidecar_, trial.model(), trial.batch_size(),
+    Sidecar sidecar = runx::compiled_step::LoadSidecar(package_);
+    if (std::string why = runx::compiled_step::ModelMismatch(sidecar, trial.model(), trial.batch_size(),
                                                              trial.sample_shape());
         !why.empty()) {
       trial.abort(runx::TrialStatus::kIncompatible, why);
@@ -80,8 +81,8 @@ class CompiledStep : public runx::Technique {
     }
     trial.metric("compiled_step.load_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "s");
     trial.record("compiled_step.package", package_);
-    trial.record("compiled_step.compiled", sidecar_.facts.dump());
-    binding_ = std::make_unique<runx::compiled_step::Binding>(sidecar_, trial.model());
+    trial.record("compiled_step.compiled", sidecar.facts.dump());
+    binding_ = std::make_unique<runx::compiled_step::Binding>(std::move(sidecar), trial.model());
     runx::Step step;
     step.forward = [this](runx::Batch& batch) {
       return binding_->Step(batch, [this](std::vector<torch::Tensor>& inputs) {
@@ -104,10 +105,9 @@ class CompiledStep : public runx::Technique {
  private:
 #if RUNX_HAS_AOTI
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
-#endif
   std::unique_ptr<runx::compiled_step::Binding> binding_;
+#endif
   std::string package_;
-  Sidecar sidecar_;
 };
 
 }  // namespace
