@@ -56,9 +56,9 @@ for what in "$@"; do
         mkdir -p /tmp/deps && for f in .device/debs/*.deb; do dpkg -x "$f" /tmp/deps; done && touch /tmp/deps/.done
         tar -xzf .devbin/build-device-bin.tgz || exit 1
         echo "export RUNX_PLUGIN_DIR=$PWD/build-device/plugins" >> build-device/env.sh
-        built=$(cat build-device/sources.digest 2>/dev/null || echo none)
-        if [ "$built" != "$(sources_digest)" ]; then
-          echo "the binaries in .devbin were built from other sources (digest $built, this tree's $(sources_digest)): building"
+        built=$(cat build-device/sources.digest 2>/dev/null || echo none) tree=$(sources_digest)
+        if [ "$built" != "$tree" ]; then
+          echo "the binaries in .devbin were built from other sources (digest $built, this tree's $tree): building"
           rm -rf build-device && { BUILD_TARGETS=${BUILD_TARGETS:-runx-app} build || exit 1; }  # what the checks run
         fi
       fi

@@ -12,18 +12,18 @@ runx's: from taking the batch to the end of the optimizer update (one CPU thread
 default). bf16: autocast on the CPU, as runx's amp does there. Debian's python3-torch is the same
 LibTorch 1.13 as runx's, on the same libblas.so.3, so both run on one BLAS.
 
-glibc's malloc: by default (--malloc default) this Python process hands each freed 800 KB tensor
-back to the kernel and page-faults the next one in, which on the 2-vCPU development VM makes a
-step 4-5x slower (7.3-7.8 ms against 1.9). runx's process does not pay it. So by default
-(--malloc keep) the script raises glibc's mmap and trim thresholds to 1 GiB first (mallopt, what
-MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ do), and the figure is PyTorch's own.
+glibc's malloc: with its own thresholds (--malloc default) this Python process hands each freed
+800 KB tensor back to the kernel and page-faults the next one in, which on the 2-vCPU development
+VM makes a step 4-5x slower (7.3-7.8 ms against 1.9); runx's process does not pay it. So the
+script's default, --malloc keep, first raises glibc's mmap and trim thresholds to 1 GiB (mallopt,
+what MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ do), and the figure is PyTorch's own.
 """
 import argparse, ctypes, gzip, json, os, statistics, time
 import numpy as np
 import torch
 import torch.nn as nn
 
-MEAN, STD = 0.2860, 0.3530  # runner/src/data/fashion_mnist.cc
+MEAN, STD = 0.2860, 0.3530  # runner/src/data/sources.h (kFashionMnistMean, kFashionMnistStd)
 
 
 def images(path):
