@@ -31,13 +31,18 @@ runx_ensure_packages() {
 
 # runx_build TARGET...: configure once (Release, Ninja, ccache), then build incrementally.
 runx_build() {
-  local log="$runx_build_dir/build.log"
+  local log="$runx_build_dir/build.log" lock
+  mkdir -p "$runx_build_dir"
+  # One build at a time: two ./runx started together (two runners on one store) would otherwise
+  # run ninja on the same directory at once and truncate each other's outputs.
+  exec {lock}>"$runx_build_dir/.build.lock"
+  flock "$lock"
   if [[ ! -f "$runx_build_dir/build.ninja" ]]; then
     echo "runx: configuring and building into $runx_build_dir (the first build takes several minutes; log: $log)" >&2
-    mkdir -p "$runx_build_dir"
     cmake -S "$runx_root" -B "$runx_build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 \
       || { tail -30 "$log" >&2; echo "runx: cmake configure failed (full log: $log)" >&2; exit 1; }
   fi
   cmake --build "$runx_build_dir" --target "$@" -- -j"$(nproc)" >>"$log" 2>&1 \
     || { grep -E "error|FAILED" "$log" | tail -20 >&2; echo "runx: build failed (full log: $log)" >&2; exit 1; }
+  exec {lock}>&-  # released: the runner itself runs unlocked
 }
