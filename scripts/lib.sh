@@ -22,11 +22,20 @@ runx_ensure_packages() {
     echo "  sudo apt-get update && sudo apt-get install -y $missing" >&2
     exit 1
   fi
-  echo "runx: installing Debian packages: $missing" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  # shellcheck disable=SC2086
-  { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >&2 \
-    || { echo "runx: apt-get failed (see above)" >&2; exit 1; }
+  # Two runx started together on a fresh machine would both run apt-get, and the second would die
+  # on apt's lock: runx installs under its own lock, and looks again once it holds it (the other
+  # may have installed everything). DPkg::Lock::Timeout waits out anyone else's dpkg.
+  exec {apt_lock}>/var/lock/runx-apt.lock && flock "$apt_lock"
+  missing="$(runx_missing_packages)"
+  if [[ -n "$missing" ]]; then
+    echo "runx: installing Debian packages: $missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # shellcheck disable=SC2086
+    { apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing; } >&2 \
+      || { echo "runx: apt-get failed (see above)" >&2; exit 1; }
+  fi
+  exec {apt_lock}>&-
 }
 
 # runx_build TARGET...: configure once (Release, Ninja, ccache), then build incrementally.
