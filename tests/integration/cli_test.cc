@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -75,6 +77,31 @@ TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
 
   auto csv = Runx("query --db " + db_ + " --format csv \"SELECT label, status FROM trial_summary\"");
   EXPECT_EQ(csv.out, "label,status\r\nbaseline,ok\r\n");
+}
+
+// `threads` is the CPU's intra-op thread count of a trial: each variant of a sweep over it
+// computes with its own, and the environment records what LibTorch then used.
+TEST_F(Cli, ThreadsSetsEachTrialsIntraOpThreads) {
+  const auto file = Write("threads.yaml",
+                          "name: threads\n"
+                          "device: cpu\n"
+                          "model: {name: mlp, hidden: [32]}\n"
+                          "data: {source: synthetic, shape: [16], num_classes: 4, batch_size: 8}\n"
+                          "train: {warmup_steps: 1, steps: 3, eval: false}\n"
+                          "sweep: {mode: grid, axes: {threads: [1, 3]}}\n");
+  auto r = Runx(file + " --db " + db_ + " -q");
+  ASSERT_EQ(r.status, 0) << r.out;
+  SQLite::Database db(db_);
+  SQLite::Statement q(db, "SELECT t.label, e.value FROM trials t JOIN environment e ON e.trial_id = t.id "
+                          "WHERE e.key = 'intra_op_threads' ORDER BY t.id");
+  std::vector<std::pair<std::string, std::string>> got;
+  while (q.executeStep()) got.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
+  // a grid's first variant is its baseline
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{{"baseline", "1"}, {"threads=3", "3"}}));
+
+  auto bad = Runx(file + " --db " + db_ + " --set threads=0");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("--set threads=0: error: 'threads' must be >= 1, got 0"), std::string::npos) << bad.out;
 }
 
 TEST_F(Cli, QueryIsReadOnly) {

@@ -99,6 +99,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     return rec;
   }
   rec.device = device.str();
+  SetThreads(config);  // before the environment records intra_op_threads
   rec.environment = TrialEnvironment(device);
 
   std::vector<ActiveTechnique> active;

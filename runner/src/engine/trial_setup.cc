@@ -1,6 +1,7 @@
 #include "engine/trial_setup.h"
 
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 
 #include "engine/trial.h"
 #include "plugins/loader.h"
@@ -70,6 +71,12 @@ void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed
     at::globalContext().setBenchmarkCuDNN(true);
     at::globalContext().setAllowTF32CuBLAS(config.value("precision", "fp32") == "tf32");
   }
+}
+
+void SetThreads(const nlohmann::json& config) {
+  static const int kDefault = at::get_num_threads();
+  const int threads = config.contains("threads") ? config["threads"].get<int>() : kDefault;
+  if (threads != at::get_num_threads()) at::set_num_threads(threads);
 }
 
 }  // namespace runx::engine

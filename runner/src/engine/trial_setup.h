@@ -46,4 +46,8 @@ uint64_t TrialSeed(const nlohmann::json& config);
 /// shapes of a trial and TF32 matmuls when `precision` is tf32.
 void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed);
 
+/// The CPU's intra-op threads: the config's `threads`, else what LibTorch chose when the process
+/// started (so that a trial run in-process after one with `threads` gets the default back).
+void SetThreads(const nlohmann::json& config);
+
 }  // namespace runx::engine
