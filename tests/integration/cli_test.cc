@@ -99,6 +99,12 @@ TEST_F(Cli, ThreadsSetsEachTrialsIntraOpThreads) {
   // a grid's first variant is its baseline
   EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{{"baseline", "1"}, {"threads=3", "3"}}));
 
+  // determinism's own threads win, and the environment says so
+  auto det = Runx(file + " --db " + db_ + " -q --set 'sweep.axes={threads: [3]}' --set 'optimizations={determinism: {threads: 2}}'");
+  ASSERT_EQ(det.status, 0) << det.out;
+  EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'intra_op_threads' AND trial_id = "
+                          "(SELECT max(id) FROM trials)").getString(), "2");
+
   auto bad = Runx(file + " --db " + db_ + " --set threads=0");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.out.find("--set threads=0: error: 'threads' must be >= 1, got 0"), std::string::npos) << bad.out;

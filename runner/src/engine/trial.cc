@@ -123,6 +123,7 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     const uint64_t seed = TrialSeed(config);
     SetNumerics(config, device, seed);
     ForEachTechnique(active, "on_setup", [&](Technique& t) { t.on_setup(ctx); });
+    rec.environment["intra_op_threads"] = std::to_string(at::get_num_threads());  // determinism may set them
     BuildAndRun(config, seed, active, ctx, rec, options);
   } catch (...) {
     RecordFailure(std::current_exception(), ctx, rec);
