@@ -69,7 +69,7 @@ TEST(Overrides, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
             "--set precison=bf16: error: unknown key 'precison'\n"
             "note: expected one of 'data', 'description', 'device', 'infer', 'model', 'name', 'optimizations', 'order', "
-            "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'train', 'trial_timeout_s'; "
+            "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'threads', 'train', 'trial_timeout_s'; "
             "did you mean 'precision'?\n");
 }
 
