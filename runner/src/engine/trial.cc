@@ -99,7 +99,6 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     return rec;
   }
   rec.device = device.str();
-  SetThreads(config);  // before the environment records intra_op_threads
   rec.environment = TrialEnvironment(device);
 
   std::vector<ActiveTechnique> active;
@@ -123,7 +122,8 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     const uint64_t seed = TrialSeed(config);
     SetNumerics(config, device, seed);
     ForEachTechnique(active, "on_setup", [&](Technique& t) { t.on_setup(ctx); });
-    rec.environment["intra_op_threads"] = std::to_string(at::get_num_threads());  // determinism may set them
+    // what the trial computes with: the experiment's `threads`, or determinism's
+    rec.environment["intra_op_threads"] = std::to_string(at::get_num_threads());
     BuildAndRun(config, seed, active, ctx, rec, options);
   } catch (...) {
     RecordFailure(std::current_exception(), ctx, rec);

@@ -67,16 +67,15 @@ uint64_t TrialSeed(const nlohmann::json& config) {
 
 void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed) {
   torch::manual_seed(seed);
+  // The process's own count when the trial gives none: a trial run in-process after one with
+  // `threads` gets LibTorch's choice back.
+  static const int kDefaultThreads = at::get_num_threads();
+  const int threads = config.contains("threads") ? config["threads"].get<int>() : kDefaultThreads;
+  if (threads != at::get_num_threads()) at::set_num_threads(threads);
   if (device.is_cuda()) {
     at::globalContext().setBenchmarkCuDNN(true);
     at::globalContext().setAllowTF32CuBLAS(config.value("precision", "fp32") == "tf32");
   }
-}
-
-void SetThreads(const nlohmann::json& config) {
-  static const int kDefault = at::get_num_threads();
-  const int threads = config.contains("threads") ? config["threads"].get<int>() : kDefault;
-  if (threads != at::get_num_threads()) at::set_num_threads(threads);
 }
 
 }  // namespace runx::engine

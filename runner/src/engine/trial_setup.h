@@ -42,12 +42,9 @@ std::optional<std::string> CreateTechniques(const nlohmann::json& config, const 
 /// it sets one, else the experiment's (0 when absent).
 uint64_t TrialSeed(const nlohmann::json& config);
 
-/// Global numerics: the seed, PyTorch's defaults, plus on CUDA cuDNN autotuning for the fixed
+/// Global numerics: the seed, the CPU's intra-op threads (`threads`, else the process's
+/// default), PyTorch's defaults, plus on CUDA cuDNN autotuning for the fixed
 /// shapes of a trial and TF32 matmuls when `precision` is tf32.
 void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed);
-
-/// The CPU's intra-op threads: the config's `threads`, else what LibTorch chose when the process
-/// started (so that a trial run in-process after one with `threads` gets the default back).
-void SetThreads(const nlohmann::json& config);
 
 }  // namespace runx::engine

@@ -61,10 +61,11 @@ std::vector<HistoryRun> BuildHistory(store::Store& store, const std::vector<int6
     std::set<std::string> open;
     for (const HistoryVariant& v : h.variants) open.insert(v.figures.label);
     for (size_t j = i + 1; j < run_ids.size() && !open.empty(); ++j) {
+      const CompareSide& here = side(i);
       CompareSide current;
-      current.run_id = side(i).run_id;
-      current.identities = side(i).identities;
-      std::copy_if(side(i).trials.begin(), side(i).trials.end(), std::back_inserter(current.trials),
+      current.run_id = here.run_id;
+      current.identities = here.identities;
+      std::copy_if(here.trials.begin(), here.trials.end(), std::back_inserter(current.trials),
                    [&](const store::RunTrial& t) { return open.count(t.label) > 0; });
       const Comparison vs = Compare(side(j), current, options);
       for (const ComparedVariant& c : vs.variants) {
