@@ -147,7 +147,19 @@ def config_step(cfg, init, amp, lr, joint_gm, inputs, outputs):
     return step, joint_step_fn(graphs[cfg](), step, opt, inputs, outputs)
 
 def check(a, init, amp, joint_gm, inputs, outputs, x, y):
-    """K SGD steps (lr 0.01, momentum 0.9) from the same weights: joint graph against eager."""
+    """K SGD steps (lr 0.01, momentum 0.9) from the same weights: joint graph against eager, both
+    with deterministic cuDNN algorithms and TF32 off. What is compared is the graph, not the
+    convolution algorithms: with PyTorch's defaults (TF32 convolutions, autotuning) two fp32 runs
+    already differ by more than fp32's 1e-3 (H200 2026-12-06: 1.07e-3 after 3 ResNet-50 steps)."""
+    matmul_tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True, allow_tf32=False):
+            return check_steps(a, init, amp, joint_gm, inputs, outputs, x, y)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = matmul_tf32
+
+def check_steps(a, init, amp, joint_gm, inputs, outputs, x, y):
     runs = {}
     for name in ("joint", "eager"):
         step, f = config_step(name, init, amp, 0.01, joint_gm, inputs, outputs)

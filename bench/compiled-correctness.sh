@@ -18,11 +18,14 @@
 #             against eager and compiled against compiled must be equal to the bit; eager against
 #             compiled is then Inductor's own bf16 rounding alone (losses within 2e-2, weights listed).
 #   fp32-det  fp32 (TF32 off) + channels_last, batch 64, deterministic: the compiled step's arithmetic
-#             against eager's at fp32 rounding, where a wrong gradient cannot hide. After 1 step:
-#             losses within 1e-4, weights within 1e-3 of the update (the gradient). After 20 steps:
-#             losses within the larger of 1e-4 and 1.5x fp32's own reordering difference (eager
-#             channels-last against eager contiguous, run beside and listed), weights within the
-#             larger of 1e-2 of the update and 1.5x that reordering's.
+#             against eager's at fp32 rounding. The scale of that rounding is measured beside it:
+#             eager channels-last against eager contiguous (other cuDNN kernels and reduction orders,
+#             the same arithmetic). After 1 step: losses within 1e-4, weights within the larger of
+#             1e-3 of the update (the gradient) and 1.5x that reordering's. After 20 steps: losses
+#             within the larger of 1e-4 and 1.5x the reordering's, weights within the larger of
+#             1e-2 of the update and 1.5x the reordering's. (Why the floor after 1 step too: on the
+#             H200, 2026-12-06, the two eager layouts' first updates already differ by 2.4e-2 of the
+#             update, mostly in BatchNorm biases, whose gradients are sums that nearly cancel.)
 # Environment: R (runx), DB (results store), OUT (logs), EXP (the experiment), SETS (extra --set
 # arguments for every run, e.g. a CPU stand-in: compiled trials are then incompatible, their rows
 # missing), NO_COMPILE=1 (skip `runx compile`). Exit status: the number of failed verdicts.
@@ -113,9 +116,9 @@ for setting in "${chosen[@]}"; do
     if [ "$setting" = fp32-det ]; then
       # The scale of fp32 rounding: the same eager step summing in another order (contiguous
       # tensors: other cuDNN kernels and BatchNorm reductions); this run's compiled trial is
-      # incompatible (no such package). After 1 step it is far below the bounds (CPU stand-in:
-      # 1.3e-5 of the update); 20 steps amplify it (3.6e-2), so there the bounds are the larger of
-      # the fixed one and 1.5x it, for the weights and for the losses.
+      # incompatible (no such package). H200: 2.4e-2 of the update after 1 step (CPU stand-in,
+      # resnet18: 1.3e-5), 1.19 after 20 (the trajectories part); the bounds are the larger of the
+      # fixed one and 1.5x it.
       TAIL=3 log "$n-contiguous-runx" run --set train.steps="$steps" --set repeats=1 \
         --set 'optimizations={compiled_step: {package: auto}, export: {}, determinism: {warn_only: true}}'
       F=$(weights baseline | head -n 1)
@@ -138,7 +141,7 @@ for setting in "${chosen[@]}"; do
         verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
         if [ "$steps" = 1 ]; then
           verdict log "$n-losses" losses 1e-4 "$RUN"
-          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound"
+          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F"
         else
           verdict log "$n-losses" losses "max(1e-4, 1.5 * ${LF:-0})" "$RUN"
           verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F"
