@@ -28,7 +28,8 @@
 #             update, mostly in BatchNorm biases, whose gradients are sums that nearly cancel.)
 # Environment: R (runx), DB (results store), OUT (logs), EXP (the experiment), SETS (extra --set
 # arguments for every run, e.g. a CPU stand-in: compiled trials are then incompatible, their rows
-# missing), NO_COMPILE=1 (skip `runx compile`). Exit status: the number of failed verdicts.
+# missing), NO_COMPILE=1 (skip `runx compile`), CORRECT_STEPS (the step counts run, default "1 20").
+# Exit status: the number of failed verdicts.
 set -uo pipefail
 R=${R:-./build-device/runx}
 OUT=${OUT:-/tmp/gpu-checks}
@@ -106,7 +107,7 @@ for setting in "${chosen[@]}"; do
   echo; echo "=== correctness: $setting ($(date +%T))"; settings "$setting"
   TAIL=3 log "correct-$setting-w0" run --set repeats=1 --set train.optimizer.lr=1e-12 --set train.steps=1
   W0=$(weights baseline | head -n 1)
-  for steps in 1 20; do
+  for steps in ${CORRECT_STEPS:-1 20}; do
     n="correct-$setting-$steps"
     TAIL=6 log "$n-runx" run --set train.steps="$steps"
     RUN=$(latest_run)
