@@ -35,13 +35,17 @@ sources_digest() {  # what the binaries are built from: the C++ sources and the 
   find runner plugins cmake bench/compiled_step_probe.cc CMakeLists.txt scripts/device-build-targets.sh -type f |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16
 }
+tests_digest() {  # what runx_unit_test is built from besides those: its tests and test plugins
+  find tests/unit tests/plugins tests/data -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16
+}
 build() {
   TARGETS="${BUILD_TARGETS:-runx-app runx_integration_test runx_unit_test}" bash scripts/device-build-targets.sh || return 1
-  sources_digest > build-device/sources.digest
+  sources_digest > build-device/sources.digest; tests_digest > build-device/tests.digest
   # The binaries come back too: a later call on a fresh machine unpacks them (section unpack)
   # instead of building again. Copy $OUT/build-device-bin.tgz into .devbin/ here, carry .devbin.
   tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/plugins build-device/env.sh \
-    build-device/sources.digest $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \))
+    build-device/sources.digest build-device/tests.digest $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \
+      -o -name runx_unit_test \)) $(find build-device/tests/plugins -name '*.so' 2>/dev/null)
   ls -la "$OUT/build-device-bin.tgz"
 }
 
@@ -60,6 +64,8 @@ for what in "$@"; do
         if [ "$built" != "$tree" ]; then
           echo "the binaries in .devbin were built from other sources (digest $built, this tree's $tree): building"
           rm -rf build-device && { BUILD_TARGETS=${BUILD_TARGETS:-runx-app} build || exit 1; }  # what the checks run
+        elif [ -x build-device/runx_unit_test ] && [ "$(cat build-device/tests.digest 2>/dev/null)" != "$(tests_digest)" ]; then
+          echo "runx_unit_test was built from other tests: removed (section build makes it)"; rm -f build-device/runx_unit_test
         fi
       fi
       ls -la build-device/runx
