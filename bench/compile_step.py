@@ -151,13 +151,13 @@ def check(a, init, amp, joint_gm, inputs, outputs, x, y):
     with deterministic cuDNN algorithms and TF32 off. What is compared is the graph, not the
     convolution algorithms: with PyTorch's defaults (TF32 convolutions, autotuning) two fp32 runs
     already differ by more than fp32's 1e-3 (H200 2026-12-06: 1.07e-3 after 3 ResNet-50 steps)."""
-    matmul_tf32 = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
+    cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+    saved = (cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32, matmul.allow_tf32)
+    cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32, matmul.allow_tf32 = False, True, False, False
     try:
-        with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True, allow_tf32=False):
-            return check_steps(a, init, amp, joint_gm, inputs, outputs, x, y)
+        return check_steps(a, init, amp, joint_gm, inputs, outputs, x, y)
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = matmul_tf32
+        cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32, matmul.allow_tf32 = saved
 
 def check_steps(a, init, amp, joint_gm, inputs, outputs, x, y):
     runs = {}
