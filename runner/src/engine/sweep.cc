@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -45,6 +46,24 @@ struct Prepared {
   std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
 };
 
+/// Why a trial whose `package: auto` names a file not made yet is refused: the command that makes
+/// it, and what else stands in the way here (a runx without AOTInductor, a device other than CUDA),
+/// so that nobody makes a package this machine could not run anyway.
+std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
+  std::string why = fmt::format(
+      "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
+      "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",
+      package.path, package.key, compat::TorchVersionString(), file.empty() ? "FILE.yaml" : file,
+      spec::CompileCommand(package));
+  if (!compat::kHasAotInductor)
+    why += fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
+                       "(AOTInductor's package loader), and this runx is built against LibTorch {}",
+                       compat::TorchVersionString());
+  else if (!device.is_cuda())
+    why += fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
+  return why;
+}
+
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
 /// technique that refuses the combination).
 Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry, const std::string& build,
@@ -55,17 +74,13 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
   // command that makes it.
   nlohmann::json config = t.config;
   std::string package_problem;
+  std::optional<spec::CompiledPackage> missing_package;
   if (spec::WantsAutoPackage(config)) {
-    const auto package = spec::AutoPackage(config, options.compiled_dir, compat::TorchVersionString());
+    auto package = spec::AutoPackage(config, options.compiled_dir, compat::TorchVersionString());
     package_problem = package.reason;
     if (package_problem.empty()) {
       spec::SetPackage(&config, package.path);
-      if (!spec::PackagePresent(package.path))
-        package_problem = fmt::format(
-            "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that "
-            "runs the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",
-            package.path, package.key, compat::TorchVersionString(), options.file.empty() ? "FILE.yaml" : options.file,
-            spec::CompileCommand(package));
+      if (!spec::PackagePresent(package.path)) missing_package = std::move(package);
     }
   }
   const spec::ConfigIdentity id = spec::IdentifyConfig(config);
@@ -91,6 +106,7 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     // No platform to name: the device as written stands for it.
     p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
   }
+  if (device && missing_package) package_problem = MissingPackage(*missing_package, *device, options.file);
   if (device && !package_problem.empty()) {
     settled = true;
     r.status = TrialStatus::kIncompatible;
