@@ -180,6 +180,22 @@ TEST(Messages, TechniqueParameters) {
             "      |                                      ^\n");
 }
 
+TEST(Messages, AVariantWrittenAsAListOfTechniques) {
+  // A sweep over technique sets written as sets: the axis lists techniques, each switched on and off.
+  EXPECT_EQ(RenderText("name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
+                       "sweep:\n  axes:\n    optimizations: [[], [channels_last]]\n"),
+            "x.yaml:6:21: error: 'sweep.axes.optimizations[0]' must be a string, got a list\n"
+            "    6 |     optimizations: [[], [channels_last]]\n"
+            "      |                     ^\n"
+            "note: each item names one technique, which the sweep switches on and off: 'optimizations: "
+            "[channels_last]' gives the variants without it and with it (a variant is not written as a list)\n"
+            "x.yaml:6:25: error: 'sweep.axes.optimizations[1]' must be a string, got a list\n"
+            "    6 |     optimizations: [[], [channels_last]]\n"
+            "      |                         ^\n"
+            "note: each item names one technique, which the sweep switches on and off: 'optimizations: "
+            "[channels_last]' gives the variants without it and with it (a variant is not written as a list)\n");
+}
+
 TEST(Messages, NoTechniquesInstalled) {
   const SchemaSet none = SchemaSet::Load({kData + "/no-such-dir"});
   const auto diags = ValidateText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
