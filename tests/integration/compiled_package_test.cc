@@ -72,6 +72,9 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
             std::string::npos) << error;
   // What else stands in the way on this machine is said with it: no package made here could run.
   if (!runx::compat::kHasAotInductor)
+    EXPECT_NE(error.find("(PyTorch 2.6 or later, the release of the runx that runs it, with CUDA)"), std::string::npos)
+        << error;
+  if (!runx::compat::kHasAotInductor)
     EXPECT_NE(error.find("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
                          "(AOTInductor's package loader), and this runx is built against LibTorch " +
                          runx::compat::TorchVersionString()),

@@ -50,11 +50,12 @@ struct Prepared {
 /// it, and what else stands in the way here (a runx without AOTInductor, a device other than CUDA),
 /// so that nobody makes a package this machine could not run anyway.
 std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
+  const std::string release = compat::kHasAotInductor ? compat::TorchVersionString()
+                                                       : "2.6 or later, the release of the runx that runs it,";
   std::string why = fmt::format(
       "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
       "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",
-      package.path, package.key, compat::TorchVersionString(), file.empty() ? "FILE.yaml" : file,
-      spec::CompileCommand(package));
+      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package));
   if (!compat::kHasAotInductor)
     why += fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
                        "(AOTInductor's package loader), and this runx is built against LibTorch {}",
