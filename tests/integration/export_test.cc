@@ -1,6 +1,5 @@
 // The export technique through the real runx binary: a TorchScript model written here, trained on
 // synthetic data, exported; the files are loaded back and must hold the TRAINED weights.
-#include <ftw.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,18 +13,12 @@
 #include <torch/torch.h>
 
 #include "../jit_linear.h"
+#include "../remove_tree.h"
 #include "models/models.h"
 #include "run_util.h"
 
 namespace {
 namespace fs = std::filesystem;
-
-/// rm -rf with libc's nftw: std::filesystem::remove_all can bind to pip libtorch's broken copy
-/// (runner/src/engine/child.cc).
-void RemoveTree(const fs::path& dir) {
-  nftw(dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-       FTW_DEPTH | FTW_PHYS);
-}
 
 using runx::testing::Runx;
 
@@ -33,7 +26,7 @@ class Export : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("runx_export_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    RemoveTree(dir_);
+    runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
     setenv("RUNX_ARTIFACT_DIR", (dir_ / "artifacts").c_str(), 1);

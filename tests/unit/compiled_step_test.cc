@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "../../plugins/compiled_step/sidecar.h"
+#include "../remove_tree.h"
 #include "fake_trial.h"
 #include "models/models.h"
 
@@ -51,7 +52,7 @@ class CompiledStep : public ::testing::Test {
   CompiledStep() : dir_(fs::temp_directory_path() / ("runx_compiled_step_" + std::to_string(getpid()))) {
     fs::create_directories(dir_);
   }
-  ~CompiledStep() override { fs::remove_all(dir_); }
+  ~CompiledStep() override { testing::RemoveTree(dir_.string()); }  // not fs::remove_all: ../remove_tree.h
   /// Writes `sidecar` beside a stand-in package; returns the package's path.
   std::string Write(const json& sidecar, const std::string& name = "step.pt2") {
     const auto pkg = dir_ / name;

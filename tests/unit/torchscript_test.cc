@@ -1,6 +1,5 @@
 // TorchScript models (models/torchscript.cc) and the export plugin (the real libexport.so).
 // The TorchScript file is built here in C++: a 2-layer MLP 8 -> 16 -> 4 with a buffer.
-#include <ftw.h>
 
 #include <cmath>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <torch/torch.h>
 
 #include "../jit_linear.h"
+#include "../remove_tree.h"
 #include "fake_trial.h"
 #include "models/models.h"
 
@@ -26,13 +26,6 @@ namespace runx {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// rm -rf with libc's nftw: std::filesystem::remove_all can bind to pip libtorch's broken copy
-/// (runner/src/engine/child.cc).
-void RemoveTree(const fs::path& dir) {
-  nftw(dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-       FTW_DEPTH | FTW_PHYS);
-}
 
 /// Saves the MLP to `path` (seeded: the same file every time); `train_fc1` false saves fc1's
 /// parameters with requires_grad false.
@@ -52,12 +45,12 @@ class TorchScript : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("runx_ts_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    RemoveTree(dir_);
+    testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     file_ = (dir_ / "net.pt").string();
     WriteScriptedMlp(file_);
   }
-  void TearDown() override { RemoveTree(dir_); }
+  void TearDown() override { testing::RemoveTree(dir_.string()); }
   nlohmann::json Spec() const { return {{"name", "torchscript"}, {"path", file_}}; }
   fs::path dir_;
   std::string file_;
