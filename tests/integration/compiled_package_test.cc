@@ -71,16 +71,16 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
                        "--dtype fp32 --measure 0 -o " + prefix),
             std::string::npos) << error;
   // What else stands in the way on this machine is said with it: no package made here could run.
-  if (!runx::compat::kHasAotInductor)
+  if (!runx::compat::kHasAotInductor) {
     EXPECT_NE(error.find("(PyTorch 2.6 or later, the release of the runx that runs it, with CUDA)"), std::string::npos)
         << error;
-  if (!runx::compat::kHasAotInductor)
     EXPECT_NE(error.find("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
                          "(AOTInductor's package loader), and this runx is built against LibTorch " +
                          runx::compat::TorchVersionString()),
               std::string::npos) << error;
-  else
+  } else {
     EXPECT_NE(error.find("; and a package runs on CUDA only: this trial runs on cpu"), std::string::npos) << error;
+  }
   // The trial ran (and is identified) with the file its key names.
   const auto config = nlohmann::json::parse(Get("SELECT config_json FROM trials WHERE id = ?", id));
   const std::string package = config["optimizations"]["compiled_step"]["package"];

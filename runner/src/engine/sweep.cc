@@ -50,19 +50,19 @@ struct Prepared {
 /// it, and what else stands in the way here (a runx without AOTInductor, a device other than CUDA),
 /// so that nobody makes a package this machine could not run anyway.
 std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
-  const std::string release = compat::kHasAotInductor ? compat::TorchVersionString()
-                                                       : "2.6 or later, the release of the runx that runs it,";
-  std::string why = fmt::format(
-      "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
-      "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}",
-      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package));
-  if (!compat::kHasAotInductor)
-    why += fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
-                       "(AOTInductor's package loader), and this runx is built against LibTorch {}",
+  std::string release = compat::TorchVersionString(), also;
+  if (!compat::kHasAotInductor) {
+    release = "2.6 or later, the release of the runx that runs it,";
+    also = fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
+                       "package loader), and this runx is built against LibTorch {}",
                        compat::TorchVersionString());
-  else if (!device.is_cuda())
-    why += fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
-  return why;
+  } else if (!device.is_cuda()) {
+    also = fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
+  }
+  return fmt::format(
+      "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
+      "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}{}",
+      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package), also);
 }
 
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
