@@ -159,26 +159,48 @@ def check(a, init, amp, joint_gm, inputs, outputs, x, y):
     finally:
         cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32, matmul.allow_tf32 = saved
 
+def floor_run(init, x, y):
+    """The same step done another way that is the same arithmetic in another rounding order, the
+    floor the joint graph is read against: an image model in the other memory format (other cuDNN
+    kernels), a token model on its batch's rows reversed (another summation order). Even with TF32
+    off, fp32 ResNet-50 training amplifies such rounding differences step by step (H100 2026-12-06:
+    joint against eager 2.7e-7 of the loss at step 0, 6.2e-4 at step 1, 3.0e-3 at step 2), so a fixed
+    bound fails eager against itself; a wrong graph is off by the order of the update."""
+    model = copy.deepcopy(init)
+    if x.dim() == 4:
+        fmt = (torch.contiguous_format if x.is_contiguous(memory_format=torch.channels_last)
+               else torch.channels_last)
+        return "eager, other memory format", model.to(memory_format=fmt), x.contiguous(memory_format=fmt), y
+    return "eager, batch rows reversed", model, x.flip(0), y.flip(0)
+
 def check_steps(a, init, amp, joint_gm, inputs, outputs, x, y):
     runs = {}
-    for name in ("joint", "eager"):
-        step, f = config_step(name, init, amp, 0.01, joint_gm, inputs, outputs)
+    floor_name, floor_init, fx, fy = floor_run(init, x, y)
+    for name in ("joint", "eager", "floor"):
+        first, bx, by = (floor_init, fx, fy) if name == "floor" else (init, x, y)
+        step, f = config_step("eager" if name == "floor" else name, first, amp, 0.01, joint_gm, inputs, outputs)
         losses = []
         for k in range(a.check_steps):
             torch.manual_seed(1000 + k)  # the same dropout draws, where the graph draws them in eager's order
-            losses.append(f(x, y).item())
-        runs[name] = (losses, step)
+            losses.append(f(bx, by).item())
+        runs[name] = (losses, dict(step.named_parameters()))
+    w0 = dict(Step(init, amp).named_parameters())
+    def against(other):  # the worst relative loss difference, and the weights' difference as a share of the update
+        rel = [abs(lo - le) / max(abs(le), 1e-12) for lo, le in zip(runs[other][0], runs["eager"][0])]
+        po, pe = runs[other][1], runs["eager"][1]
+        diff = sum(((po[n] - pe[n]).float().norm() ** 2).item() for n in pe) ** 0.5
+        update = sum(((pe[n] - w0[n]).float().norm() ** 2).item() for n in pe) ** 0.5
+        return rel, diff / max(update, 1e-30)
+    rel, upd = against("joint")
+    frel, fupd = against("floor")
     tol = 2e-2 if amp else 1e-3
-    worst = 0.0
-    for k, (lj, le) in enumerate(zip(runs["joint"][0], runs["eager"][0])):
-        rel = abs(lj - le) / max(abs(le), 1e-12)
-        worst = max(worst, rel)
-        print(f"check step {k}: loss joint {lj:.6f} eager {le:.6f} rel diff {rel:.2e}", flush=True)
-    pj, pe = (dict(r[1].named_parameters()) for r in (runs["joint"], runs["eager"]))
-    wdiff = max((pj[n] - pe[n]).abs().max().item() for n in pj)
-    ok = worst <= tol
-    print(f"check: max rel loss diff {worst:.2e} (tolerance {tol:.0e}), max abs weight diff after "
-          f"{a.check_steps} steps {wdiff:.2e}: {'ok' if ok else 'FAILED'}", flush=True)
+    bound_loss, bound_upd = max(tol, 2 * max(frel)), max(tol, 2 * fupd)
+    for k, (lj, le, r, fr) in enumerate(zip(runs["joint"][0], runs["eager"][0], rel, frel)):
+        print(f"check step {k}: loss joint {lj:.6f} eager {le:.6f} rel diff {r:.2e} (floor, {floor_name}: {fr:.2e})", flush=True)
+    ok = max(rel) <= bound_loss and upd <= bound_upd
+    print(f"check: max rel loss diff {max(rel):.2e} (bound {bound_loss:.2e}: the larger of {tol:.0e} and twice the floor's "
+          f"{max(frel):.2e}); weights after {a.check_steps} steps differ by {upd:.2e} of the update (bound {bound_upd:.2e}, "
+          f"floor {fupd:.2e}): {'ok' if ok else 'FAILED'}", flush=True)
     return ok
 
 def package(a, joint_gm, step, inputs, x, y):
