@@ -13,10 +13,14 @@
 # Settings (why three: in bf16 with cuDNN's autotuning, two eager runs' first updates already differ
 # by 61% of the update, H100 2026-12-05, so bf16 weights alone cannot tell a wrong step from noise):
 #   bf16      the speed run's settings (bf16 + channels_last, batch 256, autotuned cuDNN). Losses
-#             within 2e-2; weights: eager against compiled within 1.5x eager against eager.
+#             within 2e-2; weights: the compiled step's no further from the same eager step's in fp32
+#             (the reference, run beside) than 1.5x eager bf16's are. Eager against compiled and eager
+#             against eager are listed: Inductor rounds bf16 in other places than eager (fused kernels
+#             keep fp32 between ops), which is a difference but not an error.
 #   bf16-det  the same under the determinism technique (deterministic cuDNN, no autotuning): eager
 #             against eager and compiled against compiled must be equal to the bit; eager against
-#             compiled is then Inductor's own bf16 rounding alone (losses within 2e-2, weights listed).
+#             compiled is then Inductor's own bf16 rounding alone (losses within 2e-2; weights judged
+#             against fp32 as above).
 #   fp32-det  fp32 (TF32 off) + channels_last, batch 64, deterministic: the compiled step's arithmetic
 #             against eager's at fp32 rounding. The scale of that rounding is measured beside it:
 #             eager channels-last against eager contiguous (other cuDNN kernels and reduction orders,
@@ -127,17 +131,30 @@ for setting in "${chosen[@]}"; do
       compare "$n-eager-contiguous" "$E1" "$F"
       echo "[$n: losses, eager channels-last against eager contiguous: ${LF:-none}]"
     fi
+    if [ "$setting" != fp32-det ]; then
+      # The reference a bf16 step is read against: the same eager step in fp32 (its compiled trial
+      # is incompatible: no such package). Inductor's fused kernels round bf16 in other places than
+      # eager's, so compiled against eager is more than eager's run-to-run noise (H100 2026-12-06,
+      # 1 step: 1.17 of the update against eager-eager's 0.71) without being less accurate: the
+      # verdict asks that the compiled step's weights be no further from fp32's than 1.5x eager's are.
+      TAIL=3 log "$n-fp32-runx" run --set train.steps="$steps" --set repeats=1 --set precision=fp32
+      REF=$(weights baseline | head -n 1)
+    fi
     case $setting in
       bf16)
         verdict log "$n-losses" losses 2e-2 "$RUN"
         compare "$n-eager-eager" "$E1" "$E2"
-        verdict compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
+        compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
+        compare "$n-fp32-eager" "$REF" "$E1"
+        verdict compare "$n-fp32-compiled" "$REF" "$C1" --floor "$E1" --update-tolerance 0 --tolerance 0
         compare "$n-compiled-compiled" "$C1" "$C2" ;;
       bf16-det)
         verdict log "$n-losses" losses 2e-2 "$RUN"
         verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
         verdict compare "$n-compiled-compiled" "$C1" "$C2" --tolerance 0 --update-tolerance 0
-        compare "$n-eager-compiled" "$E1" "$C1" ;;
+        compare "$n-eager-compiled" "$E1" "$C1"
+        compare "$n-fp32-eager" "$REF" "$E1"
+        verdict compare "$n-fp32-compiled" "$REF" "$C1" --floor "$E1" --update-tolerance 0 --tolerance 0 ;;
       fp32-det)
         verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
         if [ "$steps" = 1 ]; then
