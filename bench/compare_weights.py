@@ -8,7 +8,8 @@ For each tensor: the relative L2 difference |a - b| / |a| (integer tensors: equa
 largest absolute difference, the --show largest listed. Overall: the same over all floating
 tensors together, sqrt(sum |a - b|^2) / sqrt(sum |a|^2), for the parameters and for the buffers.
 The verdict is ok when the parameters' overall relative difference is at most --tolerance and every
-integer tensor is equal; exit status 1 otherwise, 2 when the two files do not hold the same tensors.
+integer tensor is equal; exit status 1 otherwise, 2 when the files do not hold the same tensors or one
+is not a weights file.
 The verdict is not per tensor: a tensor near zero (a BatchNorm bias after a few steps from zero)
 has a relative difference of order 1 from rounding alone, which says nothing about the model.
 
@@ -23,12 +24,21 @@ A and A2 already differ; the verdict's bound on |a-b| / |a-w0| becomes the large
 parameters' overall difference the larger of --tolerance and the factor times A against A2's: B must
 differ from A by no more than A's own run-to-run difference allows (needs --initial).
 """
-import argparse, sys
+import argparse, os, sys
 import torch
+
+class NotWeights(Exception):
+    pass
 
 def tensors(path):
     """name -> (tensor, is a parameter)"""
-    m = torch.jit.load(path, map_location="cpu")
+    if not os.path.isfile(path):
+        raise NotWeights(f"{path}: no such file")
+    try:
+        m = torch.jit.load(path, map_location="cpu")
+    except (RuntimeError, ValueError, OSError) as e:
+        raise NotWeights(f"{path}: not a weights.pt written by runx's export technique (a TorchScript "
+                         f"archive of the model's parameters and buffers): {str(e).splitlines()[0]}") from None
     out = {n: (t, True) for n, t in m.named_parameters()}
     out.update({n: (t, False) for n, t in m.named_buffers()})
     return out
@@ -61,10 +71,14 @@ def main():
     a = ap.parse_args()
     if a.floor and not a.initial:
         ap.error("--floor needs --initial")
-    ta, tb = tensors(a.a), tensors(a.b)
-    t0 = tensors(a.initial) if a.initial else None
+    try:
+        ta, tb = tensors(a.a), tensors(a.b)
+        t0 = tensors(a.initial) if a.initial else None
+        tf = tensors(a.floor) if a.floor else None
+    except NotWeights as e:
+        print(f"compare_weights.py: error: {e}", file=sys.stderr)
+        return 2
     if a.floor:
-        tf = tensors(a.floor)
         if set(tf) != set(ta):
             print(f"{a.floor} does not hold the same tensors as {a.a}")
             return 2

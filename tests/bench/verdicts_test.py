@@ -81,6 +81,16 @@ class CompareWeights(unittest.TestCase):
         ok, out = self.verdict(a, beyond, *floor)
         self.assertFalse(ok, out)
 
+    def test_a_file_that_is_not_weights_is_an_error_not_a_failed_verdict(self):
+        a, text = self.weights("a"), os.path.join(self.dir.name, "notes.txt")
+        with open(text, "w") as f: f.write("eager: 7.04\n")
+        for other, says in ((text, "not a weights.pt written by runx's export"), (text + ".missing", "no such file")):
+            r = subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), a, other],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn(f"compare_weights.py: error: {other}: {says}", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+
 class PrePackageCheck(unittest.TestCase):
     """compile_step.check: a joint step is run for 3 SGD steps beside eager and a floor; a step that
     computes the gradients right passes, one off by a scale fails, whatever the floor."""
