@@ -96,7 +96,7 @@ def main():
         print(f"not the same tensors: only in {a.a}: {only_a[:5]}; only in {a.b}: {only_b[:5]}")
         return 2
     rows, bad = [], 0
-    sums = {True: [0.0, 0.0], False: [0.0, 0.0]}  # parameter or buffer -> [sum |a-b|^2, sum |a|^2]
+    buffer_sums = [0.0, 0.0]  # over the floating buffers: sum |a-b|^2, sum |a|^2 (the parameters': differences())
     for name in sorted(ta):
         (x, is_param), (y, _) = ta[name], tb[name]
         if x.shape != y.shape:
@@ -108,8 +108,9 @@ def main():
             d2, x2 = d.pow(2).sum().item(), x.pow(2).sum().item()
             rel = (d2 / x2) ** 0.5 if x2 > 0 else d2 ** 0.5
             worst = d.abs().max().item() if x.numel() else 0.0
-            sums[is_param][0] += d2
-            sums[is_param][1] += x2
+            if not is_param:
+                buffer_sums[0] += d2
+                buffer_sums[1] += x2
             ok = rel <= a.tolerance
         else:
             rel = 0.0 if torch.equal(x, y) else float("inf")
@@ -124,12 +125,13 @@ def main():
         print(f"{name:<40}{rel:>12.3e}{worst:>12.3e}{'' if ok else '  above ' + format(a.tolerance, 'g')}")
     floats = [r for r in rows if ta[r[2]][0].is_floating_point()]
     median = sorted(r[0] for r in floats)[len(floats) // 2] if floats else 0.0
-    overall = {k: (d / n) ** 0.5 if n > 0 else d ** 0.5 for k, (d, n) in sums.items()}
+    params_overall, rel_update, moved = differences(ta, tb, t0)
+    d2, x2 = buffer_sums
+    overall = {True: params_overall, False: (d2 / x2) ** 0.5 if x2 > 0 else d2 ** 0.5}
     print(f"per tensor: worst {rows[0][0]:.3e} ({rows[0][2]}), median {median:.3e}")
     print(f"overall: parameters {overall[True]:.3e}, buffers {overall[False]:.3e}")
     reasons = [f"parameters overall {overall[True]:.3e} > {a.tolerance:g}"] if overall[True] > a.tolerance else []
     if t0 is not None:
-        _, rel_update, moved = differences(ta, tb, t0)
         print(f"against the update: |a-b| / |a-w0| = {rel_update:.3e} (training moved the parameters by "
               f"|a-w0| / |w0| = {moved:.3e})")
         if a.update_tolerance is not None and not rel_update <= a.update_tolerance:
