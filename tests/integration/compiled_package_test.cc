@@ -166,6 +166,13 @@ TEST_F(CompiledPackage, WhatCompileStepCannotMakeByNameIsRefusedWithTheReason) {
                       "gray2");
   EXPECT_EQ(Status(id), "incompatible") << last_output_;
   EXPECT_NE(Error(id).find("[1, 16, 16]"), std::string::npos) << Error(id);
+  // and, as for a missing package, what else keeps the trial from running here
+  if (!runx::compat::kHasAotInductor)
+    EXPECT_NE(Error(id).find("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later"),
+              std::string::npos) << Error(id);
+  else
+    EXPECT_NE(Error(id).find("; and a package runs on CUDA only: this trial runs on cpu"), std::string::npos)
+        << Error(id);
 }
 
 }  // namespace

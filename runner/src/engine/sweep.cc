@@ -46,23 +46,28 @@ struct Prepared {
   std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
 };
 
-/// Why a trial whose `package: auto` names a file not made yet is refused: the command that makes
-/// it, and what else stands in the way here (a runx without AOTInductor, a device other than CUDA),
-/// so that nobody makes a package this machine could not run anyway.
-std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
-  std::string release = compat::TorchVersionString(), also;
-  if (!compat::kHasAotInductor) {
-    release = "2.6 or later, the release of the runx that runs it,";
-    also = fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
+/// What else keeps a compiled_step trial from running here, as a clause to append to the reason
+/// it is refused for (no package, or none runx can name): a runx without AOTInductor, a device
+/// other than CUDA. So that nobody makes a package this machine could not run anyway.
+std::string AlsoInTheWay(const c10::Device& device) {
+  if (!compat::kHasAotInductor)
+    return fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
                        "package loader), and this runx is built against LibTorch {}",
                        compat::TorchVersionString());
-  } else if (!device.is_cuda()) {
-    also = fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
-  }
+  if (!device.is_cuda()) return fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
+  return "";
+}
+
+/// Why a trial whose `package: auto` names a file not made yet is refused: the command that makes
+/// it, and what else stands in the way here.
+std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
+  const std::string release =
+      compat::kHasAotInductor ? compat::TorchVersionString() : "2.6 or later, the release of the runx that runs it,";
   return fmt::format(
       "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
       "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}{}",
-      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package), also);
+      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package),
+      AlsoInTheWay(device));
 }
 
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
@@ -107,7 +112,10 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     // No platform to name: the device as written stands for it.
     p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
   }
-  if (device && missing_package) package_problem = MissingPackage(*missing_package, *device, options.file);
+  if (device && missing_package)
+    package_problem = MissingPackage(*missing_package, *device, options.file);
+  else if (device && !package_problem.empty())  // package: auto cannot name one
+    package_problem += AlsoInTheWay(*device);
   if (device && !package_problem.empty()) {
     settled = true;
     r.status = TrialStatus::kIncompatible;
