@@ -1,40 +1,45 @@
 // A test that dies of a signal (a segfault in a LibTorch build this machine cannot run) says which
-// test it was and where: the test's name and the native stack, as addresses that `addr2line -f -e
-// runx_unit_test` or the library's own offsets resolve. GoogleTest reports nothing of its own then;
-// the process just ends after "[ RUN ]". Installed before main by a static initializer.
-#include <execinfo.h>
-#include <signal.h>
-#include <unistd.h>
-
-#include <cstring>
+// test it was and where, with runx's own handler (cli/fatal_signal.h): the test's name, pc and
+// return address, and the native stack. GoogleTest reports nothing of its own then; the process
+// just ends after "[ RUN ]". Installed before main by a static initializer.
+#include <csignal>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "cli/fatal_signal.h"
+
 namespace {
 
-void Say(const char* s) { [[maybe_unused]] auto n = write(STDERR_FILENO, s, std::strlen(s)); }
-
-void OnFatalSignal(int sig) {
-  Say("\n*** fatal signal ");
-  Say(strsignal(sig));  // not async-signal-safe, like the test's name below: the process is ending anyway
+void NameTheTest() {
+  using runx::cli::SayOnStderr;
   if (const auto* t = ::testing::UnitTest::GetInstance()->current_test_info()) {
-    Say(" in ");
-    Say(t->test_suite_name());
-    Say(".");
-    Say(t->name());
+    SayOnStderr("in test ");
+    SayOnStderr(t->test_suite_name());  // not async-signal-safe: the process is ending anyway
+    SayOnStderr(".");
+    SayOnStderr(t->name());
+    SayOnStderr("\n");
   }
-  Say("; the stack:\n");
-  void* frames[64];
-  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
-  signal(sig, SIG_DFL);  // the default action next: the exit status still says which signal
-  raise(sig);
 }
 
 const bool kInstalled = [] {
-  void* warm[1];
-  backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, OnFatalSignal);
+  runx::cli::InstallFatalSignalHandler("runx_unit_test", NameTheTest, /*abort_too=*/true);
   return true;
 }();
+
+// The handler runx and this binary install: a segfault names the test and where, then ends the
+// process with the same signal (a death test runs it in a child).
+TEST(FatalSignal, ASegfaultSaysWhereAndWhichTestThenDiesOfIt) {
+#if defined(__linux__) && defined(__x86_64__)
+  const char* where = "address 0x[0-9a-f]+ pc 0x[0-9a-f]+ return-address 0x[0-9a-f]+ thread 0x[0-9a-f]+ process 0x[0-9a-f]+";
+#else
+  const char* where = "address 0x[0-9a-f]+";
+#endif
+  EXPECT_EXIT(std::raise(SIGSEGV), ::testing::KilledBySignal(SIGSEGV),
+              std::string("runx_unit_test: internal error: segmentation fault; backtrace:\n"
+                          "in test FatalSignal\\.ASegfaultSaysWhereAndWhichTestThenDiesOfIt\n") + where);
+  EXPECT_EXIT(std::raise(SIGFPE), ::testing::KilledBySignal(SIGFPE),
+              "runx_unit_test: internal error: fatal signal \\(Floating point exception\\); backtrace:");
+}
 
 }  // namespace
