@@ -42,7 +42,7 @@ build() {
   TARGETS="${BUILD_TARGETS:-runx-app runx_integration_test runx_unit_test}" bash scripts/device-build-targets.sh || return 1
   sources_digest > build-device/sources.digest; tests_digest > build-device/tests.digest
   # The binaries come back too: a later call on a fresh machine unpacks them (section unpack)
-  # instead of building again. Copy $OUT/build-device-bin.tgz into .devbin/ here, carry .devbin.
+  # instead of building again. Copy $OUT/build-device-{bin,test}.tgz into .devbin/ here, carry .devbin.
   # Two files: one file comes back only under 16 MiB, and runx_unit_test alone is 7 MB.
   tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/plugins build-device/env.sh \
     build-device/sources.digest $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \))
