@@ -1,4 +1,3 @@
-#include <ftw.h>
 #include <sys/stat.h>
 
 #include <cctype>
@@ -15,6 +14,7 @@
 #include "cli/load.h"
 #include "cli/submit.h"
 #include "plugins/dirs.h"
+#include "runx/remove_tree.h"
 #include "slurm/layout.h"
 #include "slurm/process.h"
 #include "slurm/queue.h"
@@ -36,14 +36,6 @@ std::string UtcNow(const char* format) {
   char buf[32];
   std::strftime(buf, sizeof buf, format, &tm);
   return buf;
-}
-
-// Removes a directory tree with libc's nftw, not std::filesystem::remove_all (which, in a runx
-// linked against pip's LibTorch 2.x, binds to LibTorch's exported copy; see engine/child.cc).
-void RemoveTree(const std::string& dir) {
-  nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
 }
 
 bool WriteFile(const std::string& path, const std::string& text, bool executable = false) {

@@ -1,7 +1,6 @@
 #include "engine/child.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <spawn.h>
 #include <signal.h>
@@ -30,6 +29,7 @@
 #include "engine/record_json.h"
 #include "engine/trial.h"
 #include "plugins/loader.h"
+#include "runx/remove_tree.h"
 
 extern char** environ;
 
@@ -37,16 +37,6 @@ namespace runx::engine {
 namespace fs = std::filesystem;
 
 namespace {
-
-/// Removes a directory tree. Not std::filesystem::remove_all: PyTorch's pip wheels (2.x) export
-/// their own copy of libstdc++'s filesystem symbols from libtorch.so, and on the H200 machine the
-/// dynamic linker bound remove_all to that copy, which calls through a null PLT entry: the parent
-/// died (pc 0) at the end of every trial. nftw() is libc's and cannot be interposed that way.
-void RemoveTree(const fs::path& dir) {
-  nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
-}
 
 using Clock = std::chrono::steady_clock;
 

@@ -2,7 +2,6 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <optional>
 #include <system_error>
 
+#include "runx/remove_tree.h"
 #include "store/merge_copy.h"
 #include "store/query.h"
 #include "store/schema.h"
@@ -21,22 +21,13 @@ namespace runx::store {
 namespace {
 namespace fs = std::filesystem;
 
-// Removes a directory tree with libc's nftw, not std::filesystem::remove_all: in a runx linked
-// against pip's LibTorch 2.x that call binds to LibTorch's exported copy and crashes (see
-// engine/child.cc).
-void RemoveTree(const fs::path& dir) {
-  nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
-}
-
 // A fresh directory under the system's temporary directory, removed with its content.
 class TempDir {
  public:
   TempDir() {
     static std::atomic<int> counter{0};
     path_ = fs::temp_directory_path() / fmt::format("runx-merge-{}-{}", static_cast<long>(::getpid()), counter++);
-    RemoveTree(path_);
+    RemoveTree(path_.string());
     std::error_code ec;
     fs::create_directories(path_, ec);
     if (ec) {
@@ -45,7 +36,7 @@ class TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() { RemoveTree(path_); }
+  ~TempDir() { RemoveTree(path_.string()); }
   const fs::path& path() const { return path_; }
 
  private:
