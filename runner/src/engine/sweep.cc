@@ -10,9 +10,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -112,14 +112,11 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     // No platform to name: the device as written stands for it.
     p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
   }
-  if (device && missing_package)
-    package_problem = MissingPackage(*missing_package, *device, options.file);
-  else if (device && !package_problem.empty())  // package: auto cannot name one
-    package_problem += AlsoInTheWay(*device);
-  if (device && !package_problem.empty()) {
+  if (device && (missing_package || !package_problem.empty())) {  // no package yet, or none runx can name
     settled = true;
     r.status = TrialStatus::kIncompatible;
-    r.error = package_problem;
+    r.error = missing_package ? MissingPackage(*missing_package, *device, options.file)
+                              : package_problem + AlsoInTheWay(*device);
   } else if (device) {
     try {
       if (auto refusal = CheckTechniques(PlanTechniques(p.config, registry, *device))) {
