@@ -131,6 +131,23 @@ for setting in "${chosen[@]}"; do
       compare "$n-eager-contiguous" "$E1" "$F"
       echo "[$n: losses, eager channels-last against eager contiguous: ${LF:-none}]"
     fi
+    case $setting in
+      bf16)
+        verdict log "$n-losses" losses 2e-2 "$RUN"
+        compare "$n-eager-eager" "$E1" "$E2"
+        compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
+        compare "$n-compiled-compiled" "$C1" "$C2" ;;
+      bf16-det)
+        verdict log "$n-losses" losses 2e-2 "$RUN"
+        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
+        verdict compare "$n-compiled-compiled" "$C1" "$C2" --tolerance 0 --update-tolerance 0
+        compare "$n-eager-compiled" "$E1" "$C1" ;;
+      fp32-det)
+        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
+        [ "$steps" = 1 ] && loss_bound=1e-4 || loss_bound="max(1e-4, 1.5 * ${LF:-0})"
+        verdict log "$n-losses" losses "$loss_bound" "$RUN"
+        verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F" ;;
+    esac
     if [ "$setting" != fp32-det ]; then
       # The reference a bf16 step is read against: the same eager step in fp32 (its compiled trial
       # is incompatible: no such package). Inductor's fused kernels round bf16 in other places than
@@ -139,32 +156,9 @@ for setting in "${chosen[@]}"; do
       # verdict asks that the compiled step's weights be no further from fp32's than 1.5x eager's are.
       TAIL=3 log "$n-fp32-runx" run --set train.steps="$steps" --set repeats=1 --set precision=fp32
       REF=$(weights baseline | head -n 1)
+      compare "$n-fp32-eager" "$REF" "$E1"
+      verdict compare "$n-fp32-compiled" "$REF" "$C1" --floor "$E1" --update-tolerance 0 --tolerance 0
     fi
-    case $setting in
-      bf16)
-        verdict log "$n-losses" losses 2e-2 "$RUN"
-        compare "$n-eager-eager" "$E1" "$E2"
-        compare "$n-eager-compiled" "$E1" "$C1" --floor "$E2" --update-tolerance 0 --tolerance 0
-        compare "$n-fp32-eager" "$REF" "$E1"
-        verdict compare "$n-fp32-compiled" "$REF" "$C1" --floor "$E1" --update-tolerance 0 --tolerance 0
-        compare "$n-compiled-compiled" "$C1" "$C2" ;;
-      bf16-det)
-        verdict log "$n-losses" losses 2e-2 "$RUN"
-        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
-        verdict compare "$n-compiled-compiled" "$C1" "$C2" --tolerance 0 --update-tolerance 0
-        compare "$n-eager-compiled" "$E1" "$C1"
-        compare "$n-fp32-eager" "$REF" "$E1"
-        verdict compare "$n-fp32-compiled" "$REF" "$C1" --floor "$E1" --update-tolerance 0 --tolerance 0 ;;
-      fp32-det)
-        verdict compare "$n-eager-eager" "$E1" "$E2" --tolerance 0 --update-tolerance 0
-        if [ "$steps" = 1 ]; then
-          verdict log "$n-losses" losses 1e-4 "$RUN"
-          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F"
-        else
-          verdict log "$n-losses" losses "max(1e-4, 1.5 * ${LF:-0})" "$RUN"
-          verdict compare "$n-eager-compiled" "$E1" "$C1" --update-tolerance "$bound" --floor "$F"
-        fi ;;
-    esac
   done
 done
 echo; echo "=== correctness: $failed failed verdicts"
