@@ -55,9 +55,12 @@ class CompareWeights(unittest.TestCase):
         torch.jit.save(torch.jit.script(m), path)
         return path
 
+    def compare(self, *args):
+        return subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), *args],
+                              capture_output=True, text=True)
+
     def verdict(self, *args):
-        r = subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), *args],
-                           capture_output=True, text=True)
+        r = self.compare(*args)
         self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
         return r.returncode == 0, r.stdout
 
@@ -85,8 +88,7 @@ class CompareWeights(unittest.TestCase):
         a, text = self.weights("a"), os.path.join(self.dir.name, "notes.txt")
         with open(text, "w") as f: f.write("eager: 7.04\n")
         for other, says in ((text, "not a weights.pt written by runx's export"), (text + ".missing", "no such file")):
-            r = subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), a, other],
-                               capture_output=True, text=True)
+            r = self.compare(a, other)
             self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
             self.assertIn(f"compare_weights.py: error: {other}: {says}", r.stderr)
             self.assertNotIn("Traceback", r.stderr)
