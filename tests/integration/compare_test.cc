@@ -95,7 +95,8 @@ TEST_F(CompareCli, TwoRunsGetAVerdictPerVariantAndAHistory) {
   ASSERT_EQ(c["variants"].size(), 2u) << json.out;
   for (const auto& v : c["variants"]) {
     const std::string verdict = v["verdict"];
-    EXPECT_TRUE(verdict == "faster" || verdict == "slower" || verdict == "no change") << verdict;
+    EXPECT_TRUE(verdict == "faster" || verdict == "slower" || verdict == "no change" || verdict == "inconclusive")
+        << verdict;
     EXPECT_NE(table.out.find(v["label_a"].get<std::string>()), std::string::npos) << table.out;
   }
   EXPECT_TRUE(c["only_in_a"].empty());
@@ -200,6 +201,108 @@ TEST_F(CompareCli, TheRegressionGateFailsWhenBIsSlower) {
   // History marks the regression.
   const auto history = Runx("history gate --db " + db_);
   EXPECT_NE(history.out.find("▼ -16."), std::string::npos) << history.out;
+}
+
+// The user's code in the history: a run of an experiment file in a git repository records its
+// commit (and whether it had uncommitted changes), `--tag` and `--note` are kept, and compare and
+// history take the tag and the user's revision. A rerun that reuses everything is no history
+// point; comparing a run with itself says so; the strict gate fails on an inconclusive variant.
+TEST_F(CompareCli, TheUsersCommitTagsAndNotes) {
+  const std::string repo = (dir_ / "repo").string();
+  fs::create_directories(repo);
+  const std::string file = repo + "/tiny.yaml";
+  std::ofstream(file) << kTiny;
+  const std::string git = "git -C " + repo + " -c user.name=t -c user.email=t@t ";
+  ASSERT_EQ(std::system((git + "init -q && " + git + "add tiny.yaml && " + git + "commit -q -m one").c_str()), 0);
+  const std::string sha = [&] {
+    FILE* p = popen(("git -C " + repo + " rev-parse HEAD").c_str(), "r");
+    char buf[64] = {};
+    fgets(buf, sizeof buf, p);
+    pclose(p);
+    return std::string(buf, 40);
+  }();
+  ASSERT_EQ(Runx(file + " --db " + db_ + " -q --tag before --note 'the old loader'").status, 0);
+  // A second commit, then an edit left uncommitted: run 2 is at the second commit, dirty.
+  std::ofstream(file, std::ios::app) << "# a committed edit\n";
+  ASSERT_EQ(std::system((git + "commit -q -a -m two").c_str()), 0);
+  std::ofstream(file, std::ios::app) << "# an edit: the repository is dirty now\n";
+  ASSERT_EQ(Runx(file + " --db " + db_ + " -q --force --tag after").status, 0);
+  const auto runs = Runx("query --db " + db_ +
+                         " --format json \"SELECT id, tag, note, user_git_sha, user_git_dirty FROM runs ORDER BY id\"");
+  const auto rows = nlohmann::json::parse(runs.out);
+  ASSERT_EQ(rows.size(), 2u) << runs.out;
+  EXPECT_EQ(rows[0]["tag"], "before");
+  EXPECT_EQ(rows[0]["note"], "the old loader");
+  EXPECT_EQ(rows[0]["user_git_sha"], sha);
+  EXPECT_EQ(rows[0]["user_git_dirty"], 0);
+  EXPECT_EQ(rows[1]["user_git_dirty"], 1);
+
+  const auto by_tag = Runx("compare before after --db " + db_ + " --format json");
+  ASSERT_EQ(by_tag.status, 0) << by_tag.out;
+  const auto c = nlohmann::json::parse(by_tag.out);
+  EXPECT_EQ(c["a"]["run_id"], 1);
+  EXPECT_EQ(c["b"]["run_id"], 2);
+  EXPECT_EQ(c["a"]["tag"], "before");
+  EXPECT_EQ(c["a"]["user_git_sha"], sha);
+  EXPECT_EQ(c["b"]["user_git_dirty"], true);
+  const auto by_sha = Runx("compare " + sha.substr(0, 8) + " after --db " + db_);
+  EXPECT_EQ(by_sha.status, 0) << by_sha.out;
+  EXPECT_NE(by_sha.out.find("A: run 1 'before' of tiny_compare at commit " + sha.substr(0, 7) + ":"), std::string::npos)
+      << by_sha.out;
+  EXPECT_NE(by_sha.out.find("note: the old loader"), std::string::npos) << by_sha.out;
+  EXPECT_NE(by_sha.out.find("your commit: " + sha.substr(0, 7) + " vs "), std::string::npos) << by_sha.out;
+  EXPECT_NE(by_sha.out.find("-dirty\n"), std::string::npos) << by_sha.out;  // B at its commit, dirty
+  const auto self = Runx("compare before before --db " + db_);
+  EXPECT_NE(self.out.find("A and B are both run 1: a run compared with itself measures nothing"), std::string::npos)
+      << self.out;
+
+  // Two processes a variant and nothing earlier: within-run spread only; the strict gate fails on
+  // whatever the evidence cannot judge, the plain gate only on a regression.
+  const auto strict = Runx("compare before after --db " + db_ + " --format json --fail-on-inconclusive");
+  const auto strict_json = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(strict.status, strict_json["gate_failures"].empty() ? 0 : 1) << strict.out;
+  for (const auto& v : strict_json["variants"]) {
+    if (v["verdict"] == "inconclusive") {
+      EXPECT_NE(std::find(strict_json["gate_failures"].begin(), strict_json["gate_failures"].end(), v["label_a"]),
+                strict_json["gate_failures"].end())
+          << strict.out;
+    }
+  }
+
+  // A plain rerun reuses both runs' trials: it is recorded, but history shows two runs.
+  ASSERT_EQ(Runx(file + " --db " + db_ + " -q").status, 0);
+  EXPECT_EQ(Runx("query --db " + db_ + " --format csv \"SELECT count(*) AS n FROM runs\"").out, "n\r\n3\r\n");
+  const auto history = Runx("history tiny_compare --db " + db_ + " --format json");
+  ASSERT_EQ(history.status, 0) << history.out;
+  const auto points = nlohmann::json::parse(history.out);
+  ASSERT_EQ(points.size(), 4u) << history.out;  // runs 2 and 1, two variants each: run 3 measured nothing
+  EXPECT_EQ(points[0]["run_id"], 2);
+  EXPECT_EQ(points[0]["tag"], "after");
+  const auto text = Runx("history tiny_compare --db " + db_);
+  EXPECT_NE(text.out.find("note: the old loader"), std::string::npos) << text.out;
+}
+
+// Two shards of one plan run into one store are one sweep: one run in history, and its speedup
+// table has every variant against the baseline that only shard 0 measured.
+TEST_F(CompareCli, ShardsIntoOneStoreAreOneSweep) {
+  const std::string file = Write("tiny.yaml", kTiny);
+  ASSERT_EQ(Runx(file + " --db " + db_ + " -q --shard 0/2").status, 0);
+  const auto second = Runx(file + " --db " + db_ + " --shard 1/2");
+  ASSERT_EQ(second.status, 0) << second.out;
+  // The end-of-run table of the second shard covers the whole sweep: both variants.
+  EXPECT_NE(second.out.find("\nbaseline "), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("\nbatch_size=8 "), std::string::npos) << second.out;
+  const auto history = Runx("history tiny_compare --db " + db_ + " --format json");
+  const auto rows = nlohmann::json::parse(history.out);
+  ASSERT_EQ(rows.size(), 2u) << history.out;  // one run of two variants
+  EXPECT_EQ(rows[0]["run_id"], 1);
+  EXPECT_EQ(rows[0]["runs"], "1,2");
+  EXPECT_EQ(rows[0]["trials"], 2);
+  const auto stats = Runx("query --db " + db_ + " --format json \"SELECT run_id, label, speedup FROM variant_stats "
+                          "WHERE run_id = 2 ORDER BY label\"");
+  const auto s = nlohmann::json::parse(stats.out);
+  ASSERT_EQ(s.size(), 2u) << stats.out;
+  for (const auto& row : s) EXPECT_FALSE(row["speedup"].is_null()) << stats.out;
 }
 
 TEST_F(CompareCli, BadArgumentsExit2) {

@@ -1,7 +1,7 @@
 // `runx --devices`: trials in parallel, one per device, through the real binary. Two CPU slots
 // stand in for two GPUs: the trials overlap in time, each slot runs its trials in plan order, the
-// store says which slot ran what, and the results have the identities a sequential run gives
-// (a sequential run afterwards reuses every one of them).
+// store says which slot ran what, and trials that shared the CPU side by side carry that in their
+// identity: a sequential run afterwards measures anew, another side-by-side run reuses them.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -88,10 +88,17 @@ TEST_F(Devices, TrialsRunSideBySideInPlanOrderPerDeviceWithTheirIdentities) {
   EXPECT_TRUE(overlapped);
   EXPECT_EQ(Rows(db, "SELECT DISTINCT device FROM trials").size(), 1u);  // "cpu"
 
-  // The same sweep run sequentially reuses all four: same config, environment and repeat identities.
+  // Two CPU trials shared the cores: their timings are not a sequential run's, so the same sweep
+  // run sequentially reuses none of them, and another side-by-side run reuses all four.
+  EXPECT_EQ(Rows(db, "SELECT 1 FROM environment WHERE key = 'device_sharing' AND value = '2 cpu trials side by side'")
+                .size(),
+            4u);
   const auto again = Runx(file + " --db " + db + " -q");
   ASSERT_EQ(again.status, 0) << again.out;
-  EXPECT_EQ(Rows(db, "SELECT 1 FROM run_trials WHERE run_id = 2 AND reused = 1").size(), 4u);
+  EXPECT_EQ(Rows(db, "SELECT 1 FROM run_trials WHERE run_id = 2 AND reused = 1").size(), 0u);
+  const auto beside = Runx(file + " --db " + db + " -q --devices cpu,cpu");
+  ASSERT_EQ(beside.status, 0) << beside.out;
+  EXPECT_EQ(Rows(db, "SELECT 1 FROM run_trials WHERE run_id = 3 AND reused = 1").size(), 4u);
 }
 
 TEST_F(Devices, BadListsAreRefusedBeforeAnythingRuns) {

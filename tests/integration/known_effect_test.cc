@@ -1,6 +1,7 @@
 // runx compare on real runs with a known effect: every step sleeps 20 ms (test_sleep), so the
 // step time is the sleep, whatever the machine does. Adding test_good (hooks that count, nothing
-// else) changes nothing; sleeping 30 ms instead is a 1.5x regression, and the gate fails on it.
+// else) is never called faster or slower, and the gate passes; sleeping 30 ms instead is a 1.5x
+// regression, and the gate fails on it.
 #include <filesystem>
 #include <fstream>
 
@@ -39,12 +40,16 @@ TEST_F(KnownEffect, ASleepIsARegressionAndANoOpIsNoChange) {
   ASSERT_EQ(Runx(file + " --db " + db + " -q").status, 0);
   ASSERT_EQ(Runx(file + " --db " + db + " -q --set optimizations.test_sleep.ms=30").status, 0);
 
-  // Same run, two variants: the counting hooks cost nothing measurable against a 20 ms step.
+  // Same run, two variants: the counting hooks cost nothing measurable against a 20 ms step. Two
+  // processes a side on a machine busy with other tests may not resolve ±5% (inconclusive), but
+  // they never make it a change.
   auto r = Runx("compare 1:baseline 1:test_good --db " + db + " --threshold 5% --format json --fail-on-regression");
   ASSERT_EQ(r.status, 0) << r.out;
   auto json = nlohmann::json::parse(r.out);
   ASSERT_EQ(json["variants"].size(), 1u) << r.out;
-  EXPECT_EQ(json["variants"][0]["verdict"], "no change") << r.out;
+  const std::string verdict = json["variants"][0]["verdict"];
+  EXPECT_TRUE(verdict == "no change" || verdict == "inconclusive") << r.out;
+  EXPECT_NEAR(json["variants"][0]["ratio"].get<double>(), 1.0, 0.05) << r.out;
 
   // Run 2 sleeps 30 ms a step: B/A = 20/30 of the throughput, slower beyond any threshold.
   r = Runx("compare 1:baseline 2:baseline --db " + db + " --threshold 5% --format json");

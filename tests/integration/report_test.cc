@@ -4,7 +4,8 @@
 // ...), and a screenshot is kept in <build>/test-artifacts/. The store: two runs of a tiny
 // experiment with a technique that sleeps in every step (tests/plugins/test_sleep.cc), the second
 // run sleeping longer (a regression of that variant), under auto_batch and a memory limit (a
-// frontier with probes that fit and some that do not).
+// frontier with probes that fit and some that do not). With both runs named, the page begins with
+// what `runx compare 1 2` says.
 #include <unistd.h>
 
 #include <chrono>
@@ -30,7 +31,8 @@ using runx::testing::Runx;
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-// Baseline and test_sleep (10 ms a step), 2 repeats, of a model so small that the sleep is
+// Baseline and test_sleep (10 ms a step), 3 repeats (the fewest a history point's interval is
+// drawn from), of a model so small that the sleep is
 // most of a step; the batch found by auto_batch under a 128 KiB host limit (~160 samples after
 // about 16 probes, 3 of which run out of memory).
 constexpr const char* kExperiment =
@@ -39,7 +41,7 @@ constexpr const char* kExperiment =
     "model: {name: mlp, hidden: [32]}\n"
     "data: {source: synthetic, shape: [64], num_classes: 5, batch_size: auto}\n"
     "train: {warmup_steps: 1, steps: 8, eval: false, optimizer: {name: sgd, lr: 0.01}}\n"
-    "repeats: 2\n"
+    "repeats: 3\n"
     "optimizations:\n"
     "  memory: {limit_bytes: 131072}\n"
     "  auto_batch: {multiple_of: 1, probe_steps: 1, headroom: 1.0}\n"
@@ -150,8 +152,14 @@ class ReportCli : public ::testing::Test {
     std::map<std::string, std::map<std::string, int64_t>> e;
     e[id + "-speedup"] = {{"bars", variants}, {"values", variants}, {"whiskers", variants - 1}, {"one", 1}};
     e[id + "-steps"] = {{"boxes", variants}, {"medians", variants}, {"ranges", variants}, {"points", steps}};
-    e[id + "-loss"] = {{"series", variants}, {"lines", loss_points}};
-    e[id + "-drift"] = {{"series", variants - 1}, {"lines", loss_points - baseline_points}, {"zero", 1}};
+    // Markers: the variants take turns, so V curves of the same n steps (n <= 40 V) share n markers;
+    // the drift chart's one curve has a marker on every step.
+    EXPECT_EQ(loss_points % variants, 0) << "variants with different steps";
+    e[id + "-loss"] = {{"series", variants}, {"lines", loss_points}, {"markers", loss_points / variants}};
+    e[id + "-drift"] = {{"series", variants - 1},
+                        {"lines", loss_points - baseline_points},
+                        {"markers", loss_points - baseline_points},
+                        {"zero", 1}};
     e[id + "-memory"] = {{"variants", variants}, {"bars", memory}, {"values", memory}};
     for (const char* chart : {"-frontier", "-frontier-memory"}) {
       e[id + chart] = {{"probes", probes("m.name = 'auto_batch.fits' AND m.value = 1")},
@@ -223,7 +231,15 @@ TEST_F(ReportCli, ChromiumDrawsEveryChartWithTheMarksTheStoreHolds) {
     if (row["run_id"] == 2 && row["label"] == "test_sleep") sleep_regressed = row["change"] == "slower";
   }
   EXPECT_TRUE(sleep_regressed) << history.dump(1);
+  // A whisker for each run's variant measured by three processes or more (ok trials with measured
+  // steps; kMinSpreadDf + 1).
+  const int64_t whiskers = Count(
+      "SELECT count(*) FROM (SELECT rt.run_id, rt.label FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
+      "WHERE t.status = 'ok' AND EXISTS (SELECT 1 FROM steps s WHERE s.trial_id = t.id AND s.phase = 'measure') "
+      "GROUP BY rt.run_id, rt.label HAVING count(*) >= 3)");
+  EXPECT_EQ(whiskers, 4);  // 2 runs x 2 variants, 3 repeats each
   expected["history-tiny_report"] = {{"points", static_cast<int64_t>(history.size())},
+                                     {"whiskers", whiskers},
                                      {"series", Count("SELECT count(DISTINCT label) FROM run_trials")},
                                      {"regressions", slower},
                                      {"improvements", faster},
@@ -277,7 +293,38 @@ TEST_F(ReportCli, SeveralRunsEachGetTheirCharts) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 2 * 22);
+  EXPECT_EQ(checked, 2 * 24);
+
+  // Two runs: `runx compare 1 2` first, a row per variant it compares with its verdict, coloured
+  // only where it is faster or slower (test_sleep slept 20 ms longer in run 2: slower, unless
+  // the machine's load moved between the runs: then inconclusive, and plain).
+  const std::string html = Read(page);
+  const size_t comparison = html.find("<section id=\"comparison\">");
+  ASSERT_NE(comparison, std::string::npos);
+  EXPECT_LT(comparison, html.find("<section id=\"run-1\">"));
+  const size_t table = html.find("<table class=\"comparison\">", comparison);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  const json compare = json::parse(Runx("compare 1 2 --db " + db_ + " --format json").out);
+  ASSERT_EQ(compare["variants"].size(), 2u) << compare.dump(1);
+  int coloured = 0;
+  for (const json& v : compare["variants"]) {
+    const std::string label = v["label_a"];
+    const std::string verdict = v["verdict"].is_string() ? v["verdict"].get<std::string>() : "-";
+    const size_t at = rows.find("<tr><td>" + label + "</td>");
+    ASSERT_NE(at, std::string::npos) << label << " in " << rows;
+    const std::string row = rows.substr(at, rows.find("</tr>", at) - at);
+    const bool decided = verdict == "faster" || verdict == "slower";
+    coloured += decided;
+    const std::string cell = decided ? "<td class=\"" + verdict + "\">" + verdict + "</td>"
+                                     : "<td>" + verdict + (verdict == "no change" ? " (below the 2% threshold)" : "");
+    EXPECT_NE(row.find(cell), std::string::npos) << cell << " in " << row;
+  }
+  // No other cell is coloured: no change and inconclusive stay plain.
+  int cells = 0;
+  for (const char* cell : {"<td class=\"faster\">", "<td class=\"slower\">"}) {
+    for (size_t at = html.find(cell); at != std::string::npos; at = html.find(cell, at + 1)) ++cells;
+  }
+  EXPECT_EQ(cells, coloured);
 }
 
 TEST_F(ReportCli, ErrorsSayWhatToDo) {

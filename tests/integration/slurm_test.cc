@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../remove_tree.h"
 #include "run_util.h"
@@ -176,6 +177,26 @@ TEST_F(Slurm, TheShardsRunOnTheClusterAndTheMergedStoreEqualsTheSweepRunHere) {
                   "JOIN run_summary s ON s.run_id = r.id ORDER BY r.shard"),
             "shard,status,trials,ok_trials,reused_trials\r\n0/2,ok,2,2,0\r\n1/2,ok,2,2,0\r\n");
 
+  // The shards are one sweep: history shows one run of both variants, and the sweep run here,
+  // merged in beside it, has the same variants with the same identities (compare matches every
+  // variant, none is only on one side).
+  const auto history = Runx("history tiny_slurm --db " + merged + " --format csv");
+  ASSERT_EQ(history.status, 0) << history.out;
+  EXPECT_EQ(std::count(history.out.begin(), history.out.end(), '\n'), 3) << history.out;  // header + 2 variants
+  EXPECT_NE(history.out.find("\r\n1,\"1,2\","), std::string::npos) << history.out;
+  ASSERT_EQ(Runx("merge " + merged + " " + Path("whole.db")).status, 0);
+  const auto compare = Runx("compare 1 3 --db " + merged + " --format json");
+  ASSERT_EQ(compare.status, 0) << compare.out;
+  const auto c = nlohmann::json::parse(compare.out);
+  EXPECT_EQ(c["a"]["runs"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(c["b"]["runs"], nlohmann::json::array({3}));
+  EXPECT_TRUE(c["only_in_a"].empty()) << compare.out;
+  EXPECT_TRUE(c["only_in_b"].empty()) << compare.out;
+  EXPECT_EQ(c["variants"].size(), 2u) << compare.out;
+  // Each task's sweep id is the submission's.
+  EXPECT_EQ(Query(merged, "SELECT DISTINCT sweep_uid FROM runs WHERE shard <> '0/1'"),
+            "sweep_uid\r\nslurm:" + fs::path(sub).filename().string() + "\r\n");
+
   // What --status shows once everything has ended: every task, its exit status and its run.
   const auto status = Runx("submit --status " + sub);
   ASSERT_EQ(status.status, 0) << status.out;
@@ -253,7 +274,8 @@ TEST_F(Slurm, DryRunPrintsTheScriptsAndSubmitsNothing) {
   ASSERT_EQ(r.status, 0) << r.out;
   for (const std::string& line : std::vector<std::string>{
            "#SBATCH --array=0-1%1\n", "#SBATCH --gres=gpu:2\n", "#SBATCH --time=0:10:00\n", "#SBATCH --partition=gpu\n",
-           "--shard \"$shard/2\" --db \"$store\" --set seed=7\n", "/stores/shard-$shard.db\"\n",
+           "--shard \"$shard/2\" --db \"$store\" --sweep-id slurm:tiny_slurm-", " --set seed=7\n",
+           "/stores/shard-$shard.db\"\n",
            "merge --runners-ended " + Path("r/runx.db") + " \"${stores[@]}\"\n",
            "sbatch --parsable --dependency=afterany:ARRAY_JOB_ID,singleton "})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -188,9 +189,11 @@ TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials WHERE status = 'ok'").getInt(), 8);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM speedups").getInt(), 8);
   const int64_t sweep = db.execAndGet("SELECT max(id) FROM runs").getInt64();
-  // Recompute each variant's interval from the stored steps with the report's own seed and compare.
-  SQLite::Statement vs(db, "SELECT label, speedup, speedup_ci_low, speedup_ci_high, seed, resamples FROM variant_stats "
-                           "WHERE run_id = ? AND is_baseline = 0");
+  // Recompute each variant's interval from the stored steps: one run, two processes a variant, so
+  // the spread of the processes of the baseline and the variant about their means (df 2), and a
+  // t interval on the log of the pooled throughput ratio.
+  SQLite::Statement vs(db, "SELECT label, speedup, speedup_ci_low, speedup_ci_high, speedup_se, speedup_df FROM "
+                           "variant_stats WHERE run_id = ? AND is_baseline = 0");
   vs.bind(1, sweep);
   int checked = 0;
   while (vs.executeStep()) {
@@ -208,13 +211,24 @@ TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
       }
       return reps;
     };
-    const auto ci = runx::report::BootstrapSpeedup(steps("baseline"), steps(label), vs.getColumn(5).getInt(),
-                                                   static_cast<uint64_t>(vs.getColumn(4).getInt64()));
-    EXPECT_DOUBLE_EQ(ci.estimate, vs.getColumn(1).getDouble()) << label;
-    EXPECT_DOUBLE_EQ(ci.low, vs.getColumn(2).getDouble()) << label;
-    EXPECT_DOUBLE_EQ(ci.high, vs.getColumn(3).getDouble()) << label;
-    EXPECT_LE(ci.low, ci.estimate);
-    EXPECT_GE(ci.high, ci.estimate);
+    const auto base = steps("baseline"), variant = steps(label);
+    ASSERT_EQ(base.size(), 2u);
+    ASSERT_EQ(variant.size(), 2u);
+    const auto rates = [](const std::vector<std::vector<runx::report::StepSample>>& reps) {
+      std::vector<double> out;
+      for (const auto& r : reps) out.push_back(runx::report::Throughput({r}));
+      return out;
+    };
+    const double estimate = runx::report::Throughput(variant) / runx::report::Throughput(base);
+    const runx::report::Spread within = runx::report::PoolSpread({rates(base), rates(variant)});
+    const double se = within.sd * std::sqrt(1.0 / 2 + 1.0 / 2);
+    EXPECT_DOUBLE_EQ(estimate, vs.getColumn(1).getDouble()) << label;
+    EXPECT_NEAR(se, vs.getColumn(4).getDouble(), 1e-12) << label;
+    EXPECT_EQ(vs.getColumn(5).getInt(), 2) << label;
+    const auto ci = runx::report::IntervalOfRatio(estimate, {se, 2});
+    ASSERT_TRUE(ci);
+    EXPECT_NEAR(ci->low, vs.getColumn(2).getDouble(), 1e-12 * ci->low) << label;
+    EXPECT_NEAR(ci->high, vs.getColumn(3).getDouble(), 1e-12 * ci->high) << label;
     ++checked;
   }
   EXPECT_EQ(checked, 3);

@@ -32,6 +32,16 @@ TEST(DeviceSlots, CpuSlotsRepeatAndPinNothing) {
   EXPECT_TRUE(slots[0].env.empty());
 }
 
+TEST(DeviceSlots, CpuTrialsOnCpuSlotsRunSideBySide) {
+  const auto slots = ParseDeviceSlots("cpu,cpu,cuda:0", 1, std::nullopt);
+  EXPECT_EQ(TrialsSideBySide(slots, "cpu"), 2);
+  EXPECT_EQ(TrialsSideBySide(slots, "cuda:0"), 1);
+  EXPECT_EQ(TrialsSideBySide({}, "cpu"), 1);
+  EXPECT_EQ(TrialsSideBySide(ParseDeviceSlots("cpu", 0, std::nullopt), "cpu"), 1);
+  EXPECT_EQ(DeviceSharing(2), "2 cpu trials side by side");
+  EXPECT_EQ(DeviceSharing(1), "");
+}
+
 TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
   const auto message = [](const std::string& text, int gpus) {
     try {

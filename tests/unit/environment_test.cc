@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/device_slots.h"
 #include "engine/environment.h"
 #include "engine/identity.h"
+#include "spec/spec.h"
 
 namespace runx::engine {
 namespace {
@@ -48,6 +50,25 @@ TEST(Environment, TheBlasLibraryIsPartOfTheCpuPlatformOnly) {
   EXPECT_EQ(PlatformIdentity(cuda, env), PlatformIdentity(cuda, other));  // cuBLAS does a GPU's products
   EXPECT_NE(PlatformIdentity(cuda, env), PlatformIdentity(cpu, env));
   EXPECT_EQ(PlatformIdentity(cpu), PlatformIdentity(cpu, TrialEnvironment(cpu)));
+}
+
+// --devices cpu,cpu: trials that share the CPU's cores side by side are another platform, so that
+// a sequential run does not reuse them nor they a sequential run's; every other identity stays
+// what it was, byte for byte.
+TEST(Environment, CpuTrialsSideBySideAreAnotherPlatform) {
+  const c10::Device cpu(c10::DeviceType::CPU);
+  const std::string alone = PlatformIdentity(cpu);
+  const auto side_by_side = [&](const std::string& devices, const std::string& device) {
+    return SideBySidePlatform(alone, TrialsSideBySide(ParseDeviceSlots(devices, 2, std::nullopt), device));
+  };
+  EXPECT_NE(side_by_side("cpu,cpu", "cpu"), alone);
+  EXPECT_NE(side_by_side("cpu,cpu,cpu", "cpu"), side_by_side("cpu,cpu", "cpu"));
+  EXPECT_EQ(side_by_side("cpu,cpu", "cpu"), spec::Sha256Hex(alone + "|side by side: 2 cpu trials"));
+  EXPECT_EQ(SideBySidePlatform(alone, TrialsSideBySide({}, "cpu")), alone);  // no --devices
+  EXPECT_EQ(side_by_side("cpu", "cpu"), alone);
+  EXPECT_EQ(side_by_side("cpu,cuda:0", "cpu"), alone);
+  EXPECT_EQ(side_by_side("cuda:0,cuda:1", "cuda:0"), alone);
+  EXPECT_EQ(side_by_side("cpu,cpu", "cuda:0"), alone);  // a GPU trial has its GPU to itself
 }
 
 }  // namespace

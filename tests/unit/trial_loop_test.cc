@@ -91,6 +91,25 @@ TEST(TrialLoop, RunsEveryPlannedStepWithItsHooks) {
   EXPECT_TRUE(b.h.ctx.model_->is_training());
 }
 
+TEST(TrialLoop, SamplesTheMachinesCpuUseAroundTheMeasuredSteps) {
+  std::vector<std::string> log;
+  Built b(TinyConfig(), log);
+  const auto before = SampleCpu();
+  if (!before) GTEST_SKIP() << "no /proc/stat here";
+  const auto loop = RunSteps(b.plan, b.step, *b.loader.loader, b.h.active, b.h.ctx, {});
+  ASSERT_TRUE(loop.measure_begin.has_value());
+  ASSERT_TRUE(loop.measure_end.has_value());
+  EXPECT_LE(before->at, loop.measure_begin->at);
+  EXPECT_LE(loop.measure_begin->at, loop.measure_end->at);
+  EXPECT_LE(loop.measure_begin->self_s, loop.measure_end->self_s);
+
+  Built warm(TinyConfig(), log);
+  warm.logger_->abort_at = 0;  // in warm-up: nothing was measured
+  const auto aborted = RunSteps(warm.plan, warm.step, *warm.loader.loader, warm.h.active, warm.h.ctx, {});
+  EXPECT_EQ(aborted.done, 1);
+  EXPECT_FALSE(aborted.measure_begin.has_value());
+}
+
 TEST(TrialLoop, StopsAfterTheStepInWhichATechniqueAborted) {
   std::vector<std::string> log;
   Built b(TinyConfig(), log);

@@ -1,6 +1,7 @@
 // What the loop measured, written into the record: step rows, timing and memory metrics.
 #include "engine/trial_metrics.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -94,6 +95,43 @@ TEST(TrialMetrics, AbortedInWarmUpHasNoTimingsAndANonFiniteLastLossIsLeftOut) {
   EXPECT_TRUE(std::isnan(MetricOf(h.rec, "samples_per_s")));
   EXPECT_TRUE(std::isnan(MetricOf(h.rec, "final_loss")));
   EXPECT_GT(MetricOf(h.rec, "peak_mem_bytes"), 0);
+}
+
+TEST(TrialMetrics, WhatOtherProcessesDidWhileTheStepsWereMeasured) {
+  TrialHarness h;
+  LoopResult loop = Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4});
+  CpuSample begin, end;
+  end.at = begin.at + std::chrono::seconds(2);
+  end.busy_s = begin.busy_s + 3.5;  // the whole machine: 3.5 CPU-seconds in 2 s
+  end.self_s = begin.self_s + 2.0;  // of which this trial's process 2
+  loop.measure_begin = begin;
+  loop.measure_end = end;
+  RecordMeasurements(Plan(), loop, h.ctx);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "noise.other_cpus"), 0.75);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "noise.trial_cpus"), 1.0);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "noise.cpus"), OnlineCpus());
+  for (const auto& m : h.rec.metrics)
+    if (m.name.rfind("noise.", 0) == 0) EXPECT_EQ(m.unit, "cpus") << m.name;
+}
+
+TEST(TrialMetrics, NoLoadWithoutBothSamplesOrOverTooShortASpan) {
+  CpuSample begin, end;
+  end.at = begin.at + std::chrono::seconds(1);
+  LoopResult ended_in_warmup = Loop({1, 2}, {5, 5});  // no sample when measuring began
+  ended_in_warmup.measure_end = end;
+  TrialHarness a;
+  RecordMeasurements(Plan(), ended_in_warmup, a.ctx);
+  EXPECT_TRUE(std::isnan(MetricOf(a.rec, "noise.other_cpus")));
+  EXPECT_TRUE(std::isnan(MetricOf(a.rec, "noise.cpus")));
+
+  LoopResult fast = Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4});
+  end.at = begin.at + std::chrono::milliseconds(10);  // /proc/stat's 10 ms units cannot tell
+  fast.measure_begin = begin;
+  fast.measure_end = end;
+  TrialHarness b;
+  RecordMeasurements(Plan(), fast, b.ctx);
+  EXPECT_TRUE(std::isnan(MetricOf(b.rec, "noise.other_cpus")));
+  EXPECT_GT(MetricOf(b.rec, "samples_per_s"), 0);
 }
 
 TEST(TrialMetrics, NonFiniteLossNamesThePhaseAndStep) {

@@ -1,5 +1,6 @@
 // A whole trial in-process on the CPU: tiny model, few steps, real plugins.
 #include "engine/trial.h"
+#include "engine/cpu_load.h"
 #include "spec/label.h"
 
 #include <cstdlib>
@@ -40,6 +41,19 @@ TEST(Trial, RecordsStepsMetricsAndEnvironment) {
   EXPECT_EQ(r.environment.at("plugin.test_good"), "0.1.2");
   EXPECT_FALSE(r.environment.at("libtorch_version").empty());
   EXPECT_EQ(r.label, "test_good");
+}
+
+// test_sleep makes the 6 measured steps last 0.3 s: long enough for /proc/stat's 10 ms units to tell.
+TEST(Trial, RecordsWhatOtherProcessesDidWhileItMeasured) {
+  if (!SampleCpu()) GTEST_SKIP() << "no /proc/stat here";
+  auto r = RunTrial(Tiny({{"optimizations", {{"test_sleep", {{"ms", 50}}}}}}), Plugins());
+  ASSERT_EQ(Name(r.status), "ok") << r.error;
+  EXPECT_GE(Metric(r, "noise.other_cpus"), 0);
+  EXPECT_EQ(Metric(r, "noise.cpus"), OnlineCpus());
+  int with_unit = 0;
+  for (const auto& m : r.metrics)
+    if ((m.name == "noise.other_cpus" || m.name == "noise.cpus") && !m.step && m.unit == "cpus") ++with_unit;
+  EXPECT_EQ(with_unit, 2);
 }
 
 TEST(Trial, Bf16IsCarriedOutByAmp) {

@@ -56,6 +56,11 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--export-markdown", run.export_markdown, "also write the end-of-run table to FILE as markdown");
   run_cmd->add_option("--export-csv", run.export_csv, "also write the end-of-run table to FILE as CSV");
   run_cmd->add_option("--export-json", run.export_json, "also write the end-of-run table to FILE as JSON");
+  run_cmd->add_option("--tag", run.tag, "name this run (runx compare and history accept the tag, e.g. before-fix)");
+  run_cmd->add_option("--note", run.note, "a note kept with the run (runx history and report show it)");
+  run_cmd->add_option("--sweep-id", run.sweep_id,
+                      "runs given the same ID are one sweep wherever they ran (shards on several machines; runx "
+                      "submit sets it)");
 
   std::string plan_file, plan_shard;
   std::vector<std::string> plan_sets;
@@ -149,7 +154,9 @@ int Main(int argc, char** argv) {
   CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
       "compare", "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant");
-  compare_cmd->add_option("A", compare.a, "run id, latest, previous, or a git revision; RUN:LABEL for one variant")
+  compare_cmd->add_option("A", compare.a,
+                          "run id, latest, previous, a tag, or a git revision (yours or runx's); RUN:LABEL for one "
+                          "variant")
       ->required();
   compare_cmd->add_option("B", compare.b, "the same, compared against A")->required();
   compare_cmd->add_option("--db", compare.db, "results store")->capture_default_str();
@@ -157,6 +164,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   compare_cmd->add_flag("--fail-on-regression", compare.fail_on_regression,
                         "exit 1 when a variant is slower beyond the threshold (a CI gate)");
+  compare_cmd->add_flag("--fail-on-inconclusive", compare.fail_on_inconclusive,
+                        "the gate also fails when the evidence cannot judge a variant (implies --fail-on-regression)");
   compare_cmd->add_option("--format", compare.format, "table | csv | json | markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))->capture_default_str();
   compare_cmd->add_option("--experiment", compare.experiment,

@@ -32,6 +32,9 @@ struct RunArgs {
   std::string command_line;
   /// --export-markdown / --export-csv / --export-json FILE: the end-of-run table written there.
   std::string export_markdown, export_csv, export_json;
+  std::string sweep_id;  ///< --sweep-id: runs started with one id are one sweep wherever they ran
+  std::string tag;       ///< --tag NAME
+  std::string note;      ///< --note TEXT
 };
 
 struct CompileArgs {
@@ -49,6 +52,7 @@ struct CompareArgs {
   std::string format = "table";
   std::string experiment;  ///< where `latest` and git revisions look ("" = any experiment)
   bool fail_on_regression = false;
+  bool fail_on_inconclusive = false;  ///< the gate also fails on a variant the evidence cannot judge
 };
 
 struct HistoryArgs {

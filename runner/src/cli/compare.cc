@@ -115,21 +115,25 @@ int Compare(const CompareArgs& args) {
     }
     const store::RunOverview run_a = store::ReadRunOverview(store, id_a);
     const store::RunOverview run_b = store::ReadRunOverview(store, id_b);
-    report::CompareSide side_a{id_a, store.ReadRunTrials(id_a), store::ReadTrialIdentities(store, id_a), a.label};
-    report::CompareSide side_b{id_b, store.ReadRunTrials(id_b), store::ReadTrialIdentities(store, id_b), b.label};
+    report::CompareSide side_a{id_a, store.ReadRunTrials(id_a), a.label};
+    report::CompareSide side_b{id_b, store.ReadRunTrials(id_b), b.label};
+    std::vector<store::RunTrial> both = side_a.trials;
+    both.insert(both.end(), side_b.trials.begin(), side_b.trials.end());
     report::CompareOptions options;
     options.threshold = table->threshold;
     report::Comparison comparison;
     try {
-      comparison = report::Compare(side_a, side_b, options);
+      comparison = report::Compare(side_a, side_b, options, report::SpreadBook::Read(store, both));
     } catch (const store::StoreError& e) {  // a label that names no variant
       fmt::print(stderr, "error: {}\n", e.what());
       return 2;
     }
-    std::cout << report::RenderComparison(comparison, run_a, run_b, table->format, args.fail_on_regression);
+    const report::Gate gate = args.fail_on_inconclusive ? report::Gate::kRegressionsOrInconclusive
+                              : args.fail_on_regression ? report::Gate::kRegressions
+                                                        : report::Gate::kOff;
+    std::cout << report::RenderComparison(comparison, run_a, run_b, table->format, gate);
     std::cout.flush();
-    if (args.fail_on_regression && !comparison.Regressions().empty()) return 1;
-    return 0;
+    return comparison.GateFailures(gate).empty() ? 0 : 1;
   } catch (const store::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -1,5 +1,6 @@
 // `runx report [RUN...] -o FILE`: one self-contained HTML file with the charts of runs (speedups,
-// step times, loss, memory, auto_batch frontier), their experiment's history and environment.
+// step times, loss, memory, auto_batch frontier), their experiment's history and environment, and
+// for exactly two runs A B first what `runx compare A B` says.
 #include <filesystem>
 #include <fstream>
 

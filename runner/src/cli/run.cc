@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/observers.h"
+#include "cli/user_repo.h"
 #include "engine/sweep.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
@@ -86,6 +87,12 @@ int Run(const RunArgs& args) {
   options.force = args.force;
   options.resume = args.resume;
   options.any_build = args.any_build;
+  options.context.sweep_uid = args.sweep_id;
+  options.context.tag = args.tag;
+  options.context.note = args.note;
+  const UserCommit commit = CommitOf(args.file);
+  options.context.user_git_sha = commit.sha;
+  options.context.user_git_dirty = commit.dirty;
   options.in_process = args.in_process;
   options.compiled_dir = CompiledDir(db);
   options.interrupted = &g_interrupted;
@@ -112,7 +119,7 @@ int Run(const RunArgs& args) {
     SignalGuard signals;
     g_interrupted = false;
     const auto result = engine::RunSweep(exp, loaded->plan, store, options, observer);
-    const auto rows = report::Summarize(store, result.run_id, loaded->plan.order_seed);
+    const auto rows = report::Summarize(store, result.run_id);
     report::WriteVariantStats(store, result.run_id, rows);
     if (args.json) {
       JsonObserver::Emit({{"event", "sweep_end"}, {"run_id", result.run_id}, {"sweep_id", result.run_id},

@@ -167,6 +167,8 @@ std::optional<slurm::JobSpec> MakeSpec(const SubmitArgs& args, const LoadedPlan&
   spec.artifacts = (store.parent_path() / "artifacts").string();
   spec.compiled = runx::spec::CompiledDirFor(store.string());  // beside the merged store, as runx run has it
   spec.layout = {dir.string()};
+  // The submission's folder is unique to it: its name makes the shards one sweep wherever they run.
+  spec.sweep_id = "slurm:" + dir.filename().string();
   spec.job_name = "runx-" + exp.config.value("name", std::string("experiment"));
   for (char& c : spec.job_name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';

@@ -1,5 +1,6 @@
 #include "engine/device_slots.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -80,6 +81,16 @@ std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text) {
   // Without NVML the GPU count is unknown (-1): cuda:N is not checked here; the trial's child says.
   const int gpus = nvml ? static_cast<int>(nvml->gpus.size()) : -1;
   return ParseDeviceSlots(text, gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
+}
+
+int TrialsSideBySide(const std::vector<DeviceSlot>& slots, const std::string& device) {
+  if (device != "cpu") return 1;
+  const auto cpus = std::count_if(slots.begin(), slots.end(), [](const DeviceSlot& s) { return s.name == "cpu"; });
+  return std::max(1, static_cast<int>(cpus));
+}
+
+std::string DeviceSharing(int side_by_side) {
+  return side_by_side > 1 ? fmt::format("{} cpu trials side by side", side_by_side) : "";
 }
 
 }  // namespace runx::engine

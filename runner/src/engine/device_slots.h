@@ -32,4 +32,13 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
 /// ParseDeviceSlots with this machine's GPU count (NVML) and CUDA_VISIBLE_DEVICES.
 std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text);
 
+/// How many trials run side by side on `device` (a trial's device as resolved: "cpu", "cuda:0")
+/// with `slots`: for a CPU trial the number of `cpu` slots, whose trials share the CPU's cores; 1
+/// for any other trial (each GPU is given once) and without --devices.
+int TrialsSideBySide(const std::vector<DeviceSlot>& slots, const std::string& device);
+
+/// What a trial's environment says of it (key device_sharing), e.g. "2 cpu trials side by side";
+/// "" for a trial that had its device to itself.
+std::string DeviceSharing(int side_by_side);
+
 }  // namespace runx::engine

@@ -1,15 +1,19 @@
 #include "engine/doctor.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/cuda.h>
 
+#include "engine/cpu_load.h"
 #include "engine/device.h"
 #include "engine/environment.h"
 #include "engine/identity.h"
+#include "engine/machine_state.h"
 #include "plugins/loader.h"
 #include "runx/compat.h"
 #include "version.h"
@@ -18,6 +22,22 @@
 #endif
 
 namespace runx::engine {
+namespace {
+
+/// Whether other processes leave the CPUs alone enough to measure: a second in which doctor
+/// itself only sleeps, judged by the rule of runx's verdicts (BusyLimit).
+std::string QuietToMeasure() {
+  const auto begin = SampleCpu();
+  if (begin) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto end = begin ? SampleCpu() : std::nullopt;
+  const auto load = end ? LoadBetween(*begin, *end, OnlineCpus()) : std::nullopt;
+  if (!load) return "unknown: /proc/stat cannot be read (Linux shows the machine's CPU use there)";
+  const auto noise = CpuNoiseState();
+  const auto average = noise.find("noise.load_average");  // "0.52 0.48 0.40": the first is the last minute's
+  return DescribeQuiet(*load, average == noise.end() ? "" : average->second.substr(0, average->second.find(' ')));
+}
+
+}  // namespace
 
 DoctorReport Doctor() {
   DoctorReport report;
@@ -35,6 +55,7 @@ DoctorReport Doctor() {
   row("BLAS", IsReferenceBlas(blas) ? blas + " (the reference BLAS: fp32 matrix products on the CPU run about 15x "
                                              "slower than with OpenBLAS; apt-get install libopenblas0-openmp)"
                                     : blas);
+  row("quiet to measure", QuietToMeasure());
 #ifdef __APPLE__
   row("MPS", compat::MpsAvailable() ? "built and available"
                                     : "not available (needs LibTorch's macOS arm64 build, macOS 12.3+ on Apple silicon)");

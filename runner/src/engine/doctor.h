@@ -7,8 +7,9 @@
 
 namespace runx::engine {
 
-/// (name, value) rows: runx build, LibTorch, OS, CPU, threads, MPS, CUDA and its devices, cuDNN,
-/// what `device: auto` picks, where autocast works, the plugins found.
+/// (name, value) rows: runx build, LibTorch, OS, CPU, threads, BLAS, whether other processes leave
+/// the CPUs quiet enough to measure (sampled over a second), MPS, CUDA and its devices, cuDNN, what
+/// `device: auto` picks, where autocast works, the plugins found.
 struct DoctorReport {
   std::vector<std::pair<std::string, std::string>> rows;
   std::vector<std::string> plugin_errors;  ///< plugin libraries that could not be used

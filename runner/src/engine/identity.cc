@@ -70,6 +70,11 @@ std::string PlatformIdentity(const c10::Device& device, const std::map<std::stri
                                      device.is_cpu() ? "|blas " + get("blas") : ""));
 }
 
+std::string SideBySidePlatform(const std::string& platform, int side_by_side) {
+  if (side_by_side <= 1) return platform;
+  return spec::Sha256Hex(fmt::format("{}|side by side: {} cpu trials", platform, side_by_side));
+}
+
 std::string EnvironmentIdentity(const std::string& build, const std::string& platform) {
   return spec::Sha256Hex(fmt::format("build {}|platform {}", build, platform));
 }

@@ -27,6 +27,13 @@ std::string PlatformIdentity(const c10::Device& device);
 /// The same from `env` (TrialEnvironment's facts).
 std::string PlatformIdentity(const c10::Device& device, const std::map<std::string, std::string>& env);
 
+/// The platform identity of a trial that ran beside `side_by_side - 1` others on the CPU's cores
+/// (--devices cpu,cpu; engine/device_slots.h TrialsSideBySide): sha256 of `platform` and how many,
+/// another platform, since its timings are not those of a trial alone, so that neither reuses the
+/// other's results. `platform` itself, byte for byte, for a trial alone (side_by_side 1): every
+/// identity recorded before this rule stays valid.
+std::string SideBySidePlatform(const std::string& platform, int side_by_side);
+
 /// The environment identity: sha256 of the build and platform identities.
 std::string EnvironmentIdentity(const std::string& build, const std::string& platform);
 

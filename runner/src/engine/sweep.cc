@@ -103,7 +103,9 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     device = SelectDevice(device_text);
     p.device = device->str();
     auto [it, inserted] = platforms->emplace(p.device, "");
-    if (inserted) it->second = PlatformIdentity(*device);
+    // CPU trials side by side (--devices cpu,cpu) share the cores: another platform.
+    if (inserted)
+      it->second = SideBySidePlatform(PlatformIdentity(*device), TrialsSideBySide(options.devices, p.device));
     p.key.platform_hash = it->second;
   } catch (const std::exception& e) {
     settled = true;
@@ -394,6 +396,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     info.shard = shard;
     info.force = options.force;
     info.any_build = options.any_build;
+    info.context = options.context;
     result.run_id = store.BeginRun(info);
     store.AddRunEnvironment(result.run_id, RunEnvironment(plan));
   }
@@ -455,6 +458,8 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
       if (slot->name.rfind("cuda:", 0) == 0 && rec->device.rfind("cuda", 0) == 0) rec->device = slot->name;
       rec->environment["device_slot"] = slot->name;
       rec->environment["device_slot_index"] = std::to_string(slot - options.devices.data());
+      if (const std::string sharing = DeviceSharing(TrialsSideBySide(options.devices, p.device)); !sharing.empty())
+        rec->environment["device_sharing"] = sharing;
     }
     if (rec->error_detail.empty()) rec->error_detail = rec->error;
     try {

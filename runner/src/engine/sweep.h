@@ -23,6 +23,7 @@ struct SweepOptions {
   bool force = false;      ///< reuse nothing recorded before this run
   bool resume = false;     ///< continue the latest interrupted run of this plan
   bool any_build = false;  ///< reuse results of other runx builds
+  store::RunContext context;  ///< the run's sweep, the user's commit, --tag, --note
   bool in_process = false; ///< run trials in this process (debugging; no crash isolation)
   double wait_poll_s = 1;  ///< how often to look at trials other runners hold
   /// --devices: run one trial at a time on each of these, in parallel, each trial's child pinned

@@ -44,11 +44,13 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
   if (!infer) ctx.model_->train();
   const bool host_sync_ok = device.is_cpu();
   int64_t done = plan.total;
+  std::optional<CpuSample> measure_begin;
   for (int64_t i = 0; i < plan.total; ++i) {
     const bool warmup = i < plan.warmup;
     if (i == plan.warmup) {
       Synchronize(device);
       ResetPeakMemory(device);
+      measure_begin = SampleCpu();
     }
     if (!infer) timer.Mark();  // inference times each synchronized pass on the host clock instead
     const auto t0 = Clock::now();
@@ -83,6 +85,10 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
   LoopResult out;
   out.done = done;
   out.step_ms = infer ? std::move(latency_ms) : timer.ElapsedMs();  // synchronizes once
+  if (measure_begin) {  // the device is done: every measured step's work is in
+    out.measure_begin = measure_begin;
+    out.measure_end = SampleCpu();
+  }
   out.data_ms = std::move(data_ms);
   out.loss = infer ? torch::full({done}, std::nan(""), torch::kDouble) : torch::stack(losses).to(torch::kCPU, torch::kDouble);
   return out;

@@ -1,12 +1,14 @@
 #pragma once
 // The step loop of a trial: warm-up steps (recorded, flagged), then measured ones.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "data/data.h"
+#include "engine/cpu_load.h"
 #include "engine/trial.h"
 #include "engine/trial_context.h"
 #include "runx/plugin.h"
@@ -35,12 +37,16 @@ struct LoopResult {
   std::vector<double> step_ms;  ///< training: device time per step; inference: synchronized latency
   std::vector<double> data_ms;  ///< host time to get the batch and run on_batch
   torch::Tensor loss;           ///< [done] CPU doubles; NaN for inference
+  /// The machine's CPU use when the measured steps began and once they had ended (the device
+  /// synchronized): what other processes did meanwhile. Unset when /proc/stat cannot be read;
+  /// no `measure_begin` when the trial ended in warm-up.
+  std::optional<CpuSample> measure_begin, measure_end;
 };
 
 /// Runs the plan: per step a batch from `loader`, on_batch, the step, on_step_end and on_epoch_end;
-/// peak memory is reset when the measured steps begin. Stops after a step in which a technique
-/// aborted. Reports progress through `options`; reads the loss for it only on the CPU or in warm-up,
-/// where that costs nothing.
+/// peak memory is reset and the machine's CPU use sampled when the measured steps begin. Stops
+/// after a step in which a technique aborted. Reports progress through `options`; reads the loss
+/// for it only on the CPU or in warm-up, where that costs nothing.
 LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vector<ActiveTechnique>& active,
                     RunnerContext& ctx, const TrialOptions& options);
 

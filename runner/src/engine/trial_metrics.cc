@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/cpu_load.h"
 #include "engine/data_parallel.h"
 #include "engine/device.h"
 #include "report/stats.h"
@@ -36,6 +37,18 @@ void RecordTimings(const StepPlan& plan, const LoopResult& loop, TrialContext& c
   ctx.metric("measured_s", measured_total / 1000.0, "s");
 }
 
+// What other processes did while the steps were measured. In a data-parallel trial rank 0 records
+// it, and the sibling ranks on its host count among the others: they are other processes, and what
+// they compute competes for the same cores.
+void RecordLoad(const LoopResult& loop, TrialContext& ctx) {
+  if (!loop.measure_begin || !loop.measure_end) return;
+  const auto load = LoadBetween(*loop.measure_begin, *loop.measure_end, OnlineCpus());
+  if (!load) return;
+  ctx.metric("noise.other_cpus", load->other_cpus, "cpus");
+  ctx.metric("noise.cpus", load->cpus, "cpus");
+  ctx.metric("noise.trial_cpus", load->self_cpus, "cpus");
+}
+
 }  // namespace
 
 int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRecord& rec) {
@@ -54,6 +67,7 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
 
 void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx) {
   RecordTimings(plan, loop, ctx);
+  RecordLoad(loop, ctx);
   const c10::Device device = ctx.device();
   ctx.metric("peak_mem_bytes", static_cast<double>(PeakMemoryBytes(device)), "bytes");
   if (const int64_t reserved = ReservedMemoryBytes(device); reserved >= 0)

@@ -14,8 +14,10 @@ namespace runx::engine {
 int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRecord& rec);
 
 /// Trial metrics of the measured steps: samples_per_s (pooled; for token data also tokens_per_s,
-/// samples_per_s x tokens per sample), step_ms_median / p10 / p90 / p99 / mean, measured_s; then
-/// peak_mem_bytes, reserved_mem_bytes where the device has a cache, and final_loss when finite.
+/// samples_per_s x tokens per sample), step_ms_median / p10 / p90 / p99 / mean, measured_s;
+/// noise.other_cpus and noise.cpus (engine/cpu_load.h) where the machine's CPU use was sampled
+/// over at least kMinLoadSpanS; then peak_mem_bytes, reserved_mem_bytes where the device has a
+/// cache, and final_loss when finite.
 void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx);
 
 /// The error of a trial whose loss became non-finite at step `first_bad` (counting warm-up).

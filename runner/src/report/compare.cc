@@ -18,10 +18,8 @@ struct SideVariant {
   std::vector<const store::RunTrial*> trials;
 };
 
-std::string KeyOf(const store::RunTrial& t, const CompareSide& side) {
-  const auto it = side.identities.find(t.trial_id);
-  const std::string hash = it == side.identities.end() ? "" : it->second.config_hash;
-  return hash.empty() ? "label:" + t.label : "config:" + hash;
+std::string KeyOf(const store::RunTrial& t) {
+  return t.config_hash.empty() ? "label:" + t.label : "config:" + t.config_hash;
 }
 
 // The variants of a side in first-trial order; only `label`'s trials when the side names one.
@@ -29,7 +27,7 @@ std::vector<SideVariant> Variants(const CompareSide& side) {
   std::vector<SideVariant> out;
   for (const store::RunTrial& t : side.trials) {
     if (side.label && t.label != *side.label) continue;
-    const std::string key = side.label ? "label:" + t.label : KeyOf(t, side);
+    const std::string key = side.label ? "label:" + t.label : KeyOf(t);
     auto it = std::find_if(out.begin(), out.end(), [&](const SideVariant& v) { return v.key == key; });
     if (it == out.end()) {
       out.push_back({key, t.label, {}});
@@ -38,24 +36,6 @@ std::vector<SideVariant> Variants(const CompareSide& side) {
     it->trials.push_back(&t);
   }
   return out;
-}
-
-// The ok trials' measured steps, one repeat per trial, in repeat order (as the report takes them).
-std::vector<Repeat> OkRepeats(const SideVariant& v) {
-  std::vector<const store::RunTrial*> ok;
-  for (const store::RunTrial* t : v.trials) {
-    if (t->status == TrialStatus::kOk && !t->measured_steps.empty()) ok.push_back(t);
-  }
-  std::stable_sort(ok.begin(), ok.end(), [](const store::RunTrial* a, const store::RunTrial* b) {
-    return std::tie(a->repeat_index, a->trial_id) < std::tie(b->repeat_index, b->trial_id);
-  });
-  std::vector<Repeat> repeats;
-  for (const store::RunTrial* t : ok) {
-    Repeat r;
-    for (const auto& [wall_ms, samples] : t->measured_steps) r.push_back({wall_ms, samples});
-    repeats.push_back(std::move(r));
-  }
-  return repeats;
 }
 
 int OkCount(const SideVariant& v) {
@@ -72,7 +52,8 @@ std::optional<double> MedianStepMs(const std::vector<Repeat>& repeats) {
   return Median(std::move(ms));
 }
 
-ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const CompareOptions& options) {
+ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const CompareOptions& options,
+                           const SpreadBook& spreads) {
   ComparedVariant c;
   c.label_a = a.label;
   c.label_b = b.label;
@@ -80,8 +61,8 @@ ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const Com
   c.trials_a = static_cast<int>(a.trials.size());
   c.ok_b = OkCount(b);
   c.trials_b = static_cast<int>(b.trials.size());
-  const std::vector<Repeat> ra = OkRepeats(a);
-  const std::vector<Repeat> rb = OkRepeats(b);
+  const std::vector<Repeat> ra = RepeatsOf(Processes(a.trials));
+  const std::vector<Repeat> rb = RepeatsOf(Processes(b.trials));
   c.noise_a = CheckNoise(ra, options.limits);
   c.noise_b = CheckNoise(rb, options.limits);
   if (!ra.empty()) {
@@ -97,16 +78,7 @@ ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const Com
     if (!ra.empty() && !(*c.samples_per_s_a > 0)) c.note = "A processed no samples";
     return c;
   }
-  std::set<int64_t> ids_a, ids_b;
-  for (const store::RunTrial* t : a.trials) ids_a.insert(t->trial_id);
-  for (const store::RunTrial* t : b.trials) ids_b.insert(t->trial_id);
-  if (ids_a == ids_b) c.note = "the same trials (a run reused the other's results; --force measures again)";
-  c.ratio = BootstrapSpeedup(ra, rb, options.resamples, options.seed);
-  c.verdict = Judge(*c.ratio, options.threshold);
-  if (c.verdict.change == Change::kNoChange && !c.verdict.within_threshold) {
-    c.repeats_needed =
-        RepeatsNeeded(std::min(c.noise_a.repeats, c.noise_b.repeats), RelativeHalfWidth(*c.ratio), options.threshold);
-  }
+  c.ratio = JudgeRatio(a.trials, b.trials, spreads, options.threshold);
   return c;
 }
 
@@ -120,11 +92,12 @@ std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
   return v.empty() ? "-" : fmt::format("{}", fmt::join(v, sep));
 }
 
-std::string VerdictWord(const ComparedVariant& v) { return v.ratio ? ChangeName(v.verdict.change) : ""; }
+std::string VerdictWord(const ComparedVariant& v) { return v.ratio ? ChangeName(v.ratio->change) : ""; }
 
 std::string Notes(const ComparedVariant& v) {
   std::vector<std::string> notes;
   if (!v.note.empty()) notes.push_back(v.note);
+  if (v.ratio && !v.ratio->caution.empty()) notes.emplace_back("busy machine");
   if (v.noise_a.unstable()) notes.emplace_back("A unstable");
   if (v.noise_b.unstable()) notes.emplace_back("B unstable");
   return fmt::format("{}", fmt::join(notes, "; "));
@@ -132,40 +105,69 @@ std::string Notes(const ComparedVariant& v) {
 
 std::string Samples(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
 
-// The lines after the table: variants in one run only, noise, and the gate's verdict.
-std::vector<std::string> Remarks(const Comparison& c, bool gate) {
+// The lines after the table: variants in one run only, why verdicts are inconclusive or
+// cautioned, noise, and the gate's verdict.
+std::vector<std::string> Remarks(const Comparison& c, Gate gate) {
   std::vector<std::string> out;
   if (!c.only_in_a.empty()) out.push_back(fmt::format("only in A: {}", Join(c.only_in_a)));
   if (!c.only_in_b.empty()) out.push_back(fmt::format("only in B: {}", Join(c.only_in_b)));
   for (const ComparedVariant& v : c.variants) {
+    if (v.ratio && v.ratio->change == Change::kInconclusive) {
+      std::string line = fmt::format("inconclusive: {}: {}", v.label(), v.ratio->why);
+      if (v.ratio->repeats_needed) {
+        line += fmt::format("; ~{} repeats per run (now {}) would resolve ±{}", *v.ratio->repeats_needed,
+                            std::min(v.ratio->processes_a, v.ratio->processes_b), Percent(c.threshold));
+      }
+      out.push_back(line);
+    }
+    if (v.ratio && !v.ratio->caution.empty()) out.push_back(fmt::format("{}: {}", v.label(), v.ratio->caution));
     for (const auto& [side, noise] : {std::pair{"A", &v.noise_a}, std::pair{"B", &v.noise_b}}) {
       if (!noise->unstable()) continue;
       out.push_back(fmt::format("noise: {} ({}): {}", side[0] == 'A' ? v.label_a : v.label_b, side,
                                 fmt::join(noise->reasons, "; ")));
     }
-    if (v.repeats_needed) {
-      out.push_back(
-          fmt::format("noise: {}: the interval {:.3f}-{:.3f} is wider than ±{}; ~{} repeats per run (now "
-                      "{}) would resolve it",
-                      v.label(), v.ratio->low, v.ratio->high, Percent(c.threshold), *v.repeats_needed,
-                      std::min(v.noise_a.repeats, v.noise_b.repeats)));
+  }
+  if (gate != Gate::kOff) {
+    const std::vector<std::string> failed = c.GateFailures(gate);
+    const std::string what = gate == Gate::kRegressions ? fmt::format("slower beyond {}", Percent(c.threshold))
+                                                        : fmt::format("slower beyond {} or inconclusive",
+                                                                      Percent(c.threshold));
+    if (failed.empty()) {
+      out.push_back(fmt::format("regression gate: passed (no variant {})", what));
+    } else {
+      out.push_back(fmt::format("regression gate: failed: {} {}: {}", failed.size(), what, Join(failed)));
     }
   }
-  if (gate) {
-    const std::vector<std::string> slower = c.Regressions();
-    if (slower.empty()) {
-      out.push_back(fmt::format("regression gate: passed (no variant slower beyond {})", Percent(c.threshold)));
-    } else {
-      out.push_back(fmt::format("regression gate: failed: {} slower beyond {}: {}", slower.size(), Percent(c.threshold),
-                                Join(slower)));
-    }
+  return out;
+}
+
+// Hints for a comparison that cannot answer what was asked: a run against itself, or runs whose
+// --set overrides leave no configuration in common.
+std::vector<std::string> Hints(const Comparison& c, const store::RunOverview& a, const store::RunOverview& b) {
+  std::vector<std::string> out;
+  if (a.id == b.id) {
+    out.push_back(fmt::format("A and B are both run {}: a run compared with itself measures nothing; name two runs, or "
+                              "two variants of it (e.g. {}:baseline {}:<label>)",
+                              a.id, a.id, a.id));
+  } else if (c.variants.empty() && (a.overrides_json != "[]" || b.overrides_json != "[]")) {
+    const std::string label_a = c.only_in_a.empty() ? "baseline" : c.only_in_a.front();
+    const std::string label_b = c.only_in_b.empty() ? label_a : c.only_in_b.front();
+    out.push_back(fmt::format("the runs' --set values differ (A: {}, B: {}), so no configuration is in both; to put two "
+                              "variants side by side anyway: runx compare {}:{} {}:{}",
+                              a.overrides_json, b.overrides_json, a.id, label_a, b.id, label_b));
   }
   return out;
 }
 
 nlohmann::ordered_json RunJson(const store::RunOverview& r) {
   return {{"run_id", r.id},
+          {"runs", r.runs},
           {"experiment", r.experiment},
+          {"tag", r.tag},
+          {"note", r.note},
+          {"user_git_sha", r.user_git_sha},
+          {"user_git_dirty", r.user_git_dirty ? nlohmann::ordered_json(*r.user_git_dirty) : nlohmann::ordered_json(nullptr)},
+          {"measured", r.measured},
           {"git_sha", r.git_sha},
           {"git_dirty", r.git_dirty ? nlohmann::ordered_json(*r.git_dirty) : nlohmann::ordered_json(nullptr)},
           {"runx_build", r.runx_build},
@@ -183,43 +185,49 @@ std::string BuildName(const store::RunOverview& r) {
   return sha;
 }
 
+std::string UserCommitName(const store::RunOverview& r) {
+  if (r.user_git_sha.empty()) return "-";
+  return r.user_git_sha.substr(0, 7) + (r.user_git_dirty.value_or(false) ? "-dirty" : "");
+}
+
+std::string RunName(const store::RunOverview& r) {
+  return r.runs.size() > 1 ? fmt::format("{} ({} runs)", r.id, r.runs.size()) : std::to_string(r.id);
+}
+
 std::string ShortDate(const std::string& iso) {
   return iso.size() < 16 ? iso : iso.substr(0, 10) + " " + iso.substr(11, 5);
-}
-
-Verdict Judge(const SpeedupInterval& ratio, double threshold) {
-  if (ratio.low > 1 + threshold) return {Change::kFaster, false};
-  if (ratio.high < 1 - threshold) return {Change::kSlower, false};
-  return {Change::kNoChange, ratio.low >= 1 - threshold && ratio.high <= 1 + threshold};
-}
-
-const char* ChangeName(Change change) {
-  switch (change) {
-    case Change::kFaster:
-      return "faster";
-    case Change::kSlower:
-      return "slower";
-    case Change::kNoChange:
-      return "no change";
-  }
-  return "";
-}
-
-std::string VerdictText(const Verdict& verdict, double threshold) {
-  if (verdict.change != Change::kNoChange) return ChangeName(verdict.change);
-  return verdict.within_threshold ? fmt::format("no change (below the {} threshold)", Percent(threshold))
-                                  : "no change (inconclusive)";
 }
 
 std::vector<std::string> Comparison::Regressions() const {
   std::vector<std::string> out;
   for (const ComparedVariant& v : variants) {
-    if (v.ratio && v.verdict.change == Change::kSlower) out.push_back(v.label());
+    if (v.ratio && v.ratio->change == Change::kSlower) out.push_back(v.label());
   }
   return out;
 }
 
-Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOptions& options) {
+std::vector<std::string> Comparison::Inconclusive() const {
+  std::vector<std::string> out;
+  for (const ComparedVariant& v : variants) {
+    if (v.ratio && v.ratio->change == Change::kInconclusive) out.push_back(v.label());
+  }
+  return out;
+}
+
+std::vector<std::string> Comparison::GateFailures(Gate gate) const {
+  std::vector<std::string> out;
+  for (const ComparedVariant& v : variants) {
+    const bool slower = v.ratio && v.ratio->change == Change::kSlower;
+    const bool undecided = !v.ratio || v.ratio->change == Change::kInconclusive;
+    if ((gate != Gate::kOff && slower) || (gate == Gate::kRegressionsOrInconclusive && undecided)) {
+      out.push_back(v.label());
+    }
+  }
+  return out;
+}
+
+Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOptions& options,
+                   const SpreadBook& spreads) {
   Comparison c;
   c.threshold = options.threshold;
   const std::vector<SideVariant> va = Variants(a);
@@ -230,7 +238,7 @@ Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOpti
     }
   }
   if (a.label || b.label) {
-    if (!va.empty() && !vb.empty()) c.variants.push_back(CompareOne(va.front(), vb.front(), options));
+    if (!va.empty() && !vb.empty()) c.variants.push_back(CompareOne(va.front(), vb.front(), options, spreads));
     return c;
   }
   std::set<std::string> in_a;
@@ -240,7 +248,7 @@ Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOpti
     if (match == vb.end()) {
       c.only_in_a.push_back(v.label);
     } else {
-      c.variants.push_back(CompareOne(v, *match, options));
+      c.variants.push_back(CompareOne(v, *match, options, spreads));
     }
   }
   for (const SideVariant& w : vb) {
@@ -250,9 +258,17 @@ Comparison Compare(const CompareSide& a, const CompareSide& b, const CompareOpti
 }
 
 std::string DescribeRun(const store::RunOverview& r) {
-  return fmt::format("run {} of {}: {} {}, {}, {}, {}, {}", r.id, r.experiment, BuildName(r),
-                     r.build_type.empty() ? "" : r.build_type, ShortDate(r.started_at), r.host, Join(r.devices),
-                     r.status);
+  std::string name = fmt::format("run {}", r.id);
+  if (r.runs.size() > 1) name += fmt::format(" (a sweep of {} runs: {})", r.runs.size(), fmt::join(r.runs, ", "));
+  if (!r.tag.empty()) name += fmt::format(" '{}'", r.tag);
+  name += " of " + r.experiment;
+  if (!r.user_git_sha.empty()) name += " at commit " + UserCommitName(r);
+  std::string out = fmt::format("{}: runx {}{}, {}, {}, {}, {}", name, BuildName(r),
+                                r.build_type.empty() ? "" : " " + r.build_type, ShortDate(r.started_at), r.host,
+                                Join(r.devices), r.status);
+  if (!r.measured) out += " (measured nothing: every trial reused)";
+  if (!r.note.empty()) out += fmt::format("; note: {}", r.note);
+  return out;
 }
 
 std::vector<std::string> EnvironmentDifferences(const store::RunOverview& a, const store::RunOverview& b) {
@@ -266,6 +282,9 @@ std::vector<std::string> EnvironmentDifferences(const store::RunOverview& a, con
     for (const auto& p : a.platforms) pa.push_back(Short(p));
     for (const auto& p : b.platforms) pb.push_back(Short(p));
     out.push_back(fmt::format("platform (LibTorch, CUDA, cuDNN, device): {} vs {}", Join(pa), Join(pb)));
+  }
+  if (a.user_git_sha != b.user_git_sha || a.user_git_dirty != b.user_git_dirty) {
+    out.push_back(fmt::format("your commit: {} vs {}", UserCommitName(a), UserCommitName(b)));
   }
   if (a.host != b.host) out.push_back(fmt::format("host: {} vs {}", a.host, b.host));
   if (a.devices != b.devices) out.push_back(fmt::format("devices: {} vs {}", Join(a.devices), Join(b.devices)));
@@ -294,9 +313,15 @@ TextTable CompareTextTable(const Comparison& c) {
   for (const ComparedVariant& v : c.variants) {
     std::string ratio = "-", change = "-", verdict = "-";
     if (v.ratio) {
-      ratio = fmt::format("{:.3f} ({:.3f}-{:.3f})", v.ratio->estimate, v.ratio->low, v.ratio->high);
-      change = fmt::format("{} ({} to {})", Signed(v.ratio->estimate), Signed(v.ratio->low), Signed(v.ratio->high));
-      verdict = VerdictText(v.verdict, c.threshold);
+      const Ratio& r = *v.ratio;
+      if (r.interval) {
+        ratio = fmt::format("{:.3f} ({:.3f}-{:.3f})", r.estimate, r.interval->low, r.interval->high);
+        change = fmt::format("{} ({} to {})", Signed(r.estimate), Signed(r.interval->low), Signed(r.interval->high));
+      } else {
+        ratio = fmt::format("{:.3f} (no interval)", r.estimate);
+        change = Signed(r.estimate);
+      }
+      verdict = r.change == Change::kInconclusive ? "inconclusive" : VerdictText(r, c.threshold);
     }
     t.rows.push_back(
         {v.label(), Samples(v.samples_per_s_a), Samples(v.samples_per_s_b), ratio, change, verdict, Notes(v)});
@@ -306,34 +331,58 @@ TextTable CompareTextTable(const Comparison& c) {
 
 DataTable CompareDataTable(const Comparison& c) {
   DataTable t;
-  t.columns = {"label_a",    "label_b",      "samples_per_s_a", "samples_per_s_b", "step_ms_a", "step_ms_b",
-               "ratio",      "ratio_ci_low", "ratio_ci_high",   "change_pct",      "verdict",   "within_threshold",
-               "unstable_a", "unstable_b",   "repeats_needed",  "noise",           "note"};
+  t.columns = {"label_a",         "label_b",         "samples_per_s_a", "samples_per_s_b", "step_ms_a",
+               "step_ms_b",       "ratio",           "ratio_ci_low",    "ratio_ci_high",   "change_pct",
+               "verdict",         "within_threshold", "why",            "caution",         "processes_a",
+               "processes_b",     "ratio_se",        "ratio_df",        "other_cpus_a",    "other_cpus_b",
+               "unstable_a",      "unstable_b",      "repeats_needed",  "noise",           "note"};
   for (const ComparedVariant& v : c.variants) {
-    store::Value ratio, low, high, pct, verdict, within, needed;
+    store::Value ratio, low, high, pct, verdict, within, why, caution, pa, pb, spread, df, load_a, load_b, needed;
     if (v.ratio) {
-      ratio = v.ratio->estimate;
-      low = v.ratio->low;
-      high = v.ratio->high;
-      pct = (v.ratio->estimate - 1) * 100;
+      const Ratio& r = *v.ratio;
+      ratio = r.estimate;
+      if (r.interval) {
+        low = r.interval->low;
+        high = r.interval->high;
+      }
+      pct = (r.estimate - 1) * 100;
       verdict = VerdictWord(v);
-      within = int64_t{v.verdict.within_threshold ? 1 : 0};
+      within = int64_t{r.change == Change::kNoChange ? 1 : 0};
+      why = r.why;
+      caution = r.caution;
+      pa = int64_t{r.processes_a};
+      pb = int64_t{r.processes_b};
+      if (r.error.known()) {
+        spread = r.error.se;
+        df = int64_t{r.error.df};
+      }
+      load_a = NumberOrNull(r.load_a.other_cpus);
+      load_b = NumberOrNull(r.load_b.other_cpus);
+      if (r.repeats_needed) needed = int64_t{*r.repeats_needed};
     }
-    if (v.repeats_needed) needed = int64_t{*v.repeats_needed};
     std::vector<std::string> noise;
     for (const auto& r : v.noise_a.reasons) noise.push_back("A: " + r);
     for (const auto& r : v.noise_b.reasons) noise.push_back("B: " + r);
     t.rows.push_back({v.label_a, v.label_b, NumberOrNull(v.samples_per_s_a), NumberOrNull(v.samples_per_s_b),
                       NumberOrNull(v.step_ms_a), NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
-                      int64_t{v.noise_a.unstable() ? 1 : 0}, int64_t{v.noise_b.unstable() ? 1 : 0}, needed,
-                      fmt::format("{}", fmt::join(noise, "; ")), v.note});
+                      why, caution, pa, pb, spread, df, load_a, load_b, int64_t{v.noise_a.unstable() ? 1 : 0},
+                      int64_t{v.noise_b.unstable() ? 1 : 0}, needed, fmt::format("{}", fmt::join(noise, "; ")),
+                      v.note});
   }
   return t;
 }
 
+std::vector<std::string> CompareRemarks(const Comparison& c, const store::RunOverview& a, const store::RunOverview& b,
+                                        Gate gate) {
+  std::vector<std::string> remarks = Hints(c, a, b);
+  for (std::string& r : Remarks(c, gate)) remarks.push_back(std::move(r));
+  return remarks;
+}
+
 std::string RenderComparison(const Comparison& c, const store::RunOverview& a, const store::RunOverview& b,
-                             OutputFormat format, bool gate) {
+                             OutputFormat format, Gate gate) {
   const std::vector<std::string> env = EnvironmentDifferences(a, b);
+  const std::vector<std::string> remarks = CompareRemarks(c, a, b, gate);
   if (format == OutputFormat::kCsv) return RenderCsv(CompareDataTable(c));
   if (format == OutputFormat::kJson) {
     nlohmann::ordered_json doc = {{"a", RunJson(a)},
@@ -343,7 +392,10 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
                                   {"variants", ToJson(CompareDataTable(c))},
                                   {"only_in_a", c.only_in_a},
                                   {"only_in_b", c.only_in_b},
-                                  {"regressions", c.Regressions()}};
+                                  {"regressions", c.Regressions()},
+                                  {"inconclusive", c.Inconclusive()},
+                                  {"gate_failures", c.GateFailures(gate)},
+                                  {"remarks", remarks}};
     return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
   const bool md = format == OutputFormat::kMarkdown;
@@ -356,7 +408,9 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
   } else {
     line("environment differs: " + Join(env, "; "));
   }
-  line(fmt::format("B/A is the throughput ratio (samples/s); threshold ±{}", Percent(c.threshold)));
+  line(fmt::format("B/A is the throughput ratio (samples/s); threshold ±{}; 95% intervals from repeats and earlier "
+                   "runs on this host",
+                   Percent(c.threshold)));
   out += "\n";
   const TextTable table = CompareTextTable(c);
   if (table.rows.empty()) {
@@ -364,7 +418,6 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
   } else {
     out += md ? RenderMarkdown(table) : RenderText(table);
   }
-  const std::vector<std::string> remarks = Remarks(c, gate);
   if (!remarks.empty()) {
     out += "\n";
     for (const std::string& r : remarks) line(r);

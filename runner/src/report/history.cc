@@ -16,7 +16,6 @@ CompareSide SideOf(store::Store& store, int64_t run_id) {
   CompareSide side;
   side.run_id = run_id;
   side.trials = store.ReadRunTrials(run_id);
-  side.identities = store::ReadTrialIdentities(store, run_id);
   return side;
 }
 
@@ -24,16 +23,14 @@ CompareSide SideOf(store::Store& store, int64_t run_id) {
 std::set<std::string> Platforms(const CompareSide& side, const std::string& label) {
   std::set<std::string> out;
   for (const store::RunTrial& t : side.trials) {
-    if (t.label != label) continue;
-    const auto it = side.identities.find(t.trial_id);
-    if (it != side.identities.end()) out.insert(it->second.platform_hash);
+    if (t.label == label) out.insert(t.platform_hash);
   }
   return out;
 }
 
 std::string ChangeWord(const HistoryVariant& v) {
   if (!v.vs_previous) return "new";
-  return v.vs_previous->ratio ? ChangeName(v.vs_previous->verdict.change) : "";
+  return v.vs_previous->ratio ? ChangeName(v.vs_previous->ratio->change) : "";
 }
 
 }  // namespace
@@ -51,7 +48,7 @@ std::vector<HistoryRun> BuildHistory(store::Store& store, const std::vector<int6
     HistoryRun h;
     h.run = store::ReadRunOverview(store, run_ids[i]);
     if (i + 1 < run_ids.size()) h.run_below = run_ids[i + 1];
-    for (VariantRow& row : Summarize(side(i).trials, options.seed, 0)) {
+    for (VariantRow& row : SummarizeFigures(side(i).trials)) {
       HistoryVariant v;
       v.figures = std::move(row);
       h.variants.push_back(std::move(v));
@@ -60,14 +57,14 @@ std::vector<HistoryRun> BuildHistory(store::Store& store, const std::vector<int6
     // variants still without one (the bootstrap runs for those only).
     std::set<std::string> open;
     for (const HistoryVariant& v : h.variants) open.insert(v.figures.label);
+    const SpreadBook spreads = SpreadBook::Read(store, side(i).trials);
     for (size_t j = i + 1; j < run_ids.size() && !open.empty(); ++j) {
       const CompareSide& here = side(i);
       CompareSide current;
       current.run_id = here.run_id;
-      current.identities = here.identities;
       std::copy_if(here.trials.begin(), here.trials.end(), std::back_inserter(current.trials),
                    [&](const store::RunTrial& t) { return open.count(t.label) > 0; });
-      const Comparison vs = Compare(side(j), current, options);
+      const Comparison vs = Compare(side(j), current, options, spreads);
       for (const ComparedVariant& c : vs.variants) {
         for (HistoryVariant& v : h.variants) {
           if (c.label_b != v.figures.label || !open.count(v.figures.label)) continue;
@@ -91,12 +88,13 @@ std::string ChangeCell(const HistoryVariant& v, std::optional<int64_t> run_below
   const auto& r = v.vs_previous->ratio;
   if (!r) return "-" + against;
   const std::string pct = fmt::format("{:+.1f}%", (r->estimate - 1) * 100);
-  switch (v.vs_previous->verdict.change) {
+  switch (r->change) {
     case Change::kFaster:
       return "▲ " + pct + against;
     case Change::kSlower:
       return "▼ " + pct + against;
     case Change::kNoChange:
+    case Change::kInconclusive:
       return pct + against;
   }
   return pct + against;
@@ -104,11 +102,13 @@ std::string ChangeCell(const HistoryVariant& v, std::optional<int64_t> run_below
 
 TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
   TextTable t;
-  t.headers = {"run",         "build", "date", "host", "device", "status", "variant", "samples/s", "step ms (p10-p90)",
-               "vs previous", ""};
-  t.right = {true, false, false, false, false, false, false, true, false, false, false};
+  t.headers = {"run",     "tag",       "commit",            "runx",        "date", "host", "device", "status",
+               "variant", "samples/s", "step ms (p10-p90)", "vs previous", ""};
+  t.right = {true, false, false, false, false, false, false, false, false, true, false, false, false};
   for (const HistoryRun& h : runs) {
-    std::vector<std::string> head = {std::to_string(h.run.id),
+    std::vector<std::string> head = {RunName(h.run),
+                                     h.run.tag.empty() ? "-" : h.run.tag,
+                                     UserCommitName(h.run),
                                      BuildName(h.run),
                                      ShortDate(h.run.started_at),
                                      h.run.host,
@@ -119,7 +119,7 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
       t.rows.push_back(head);
       continue;
     }
-    bool first = true;
+    bool first = true, first_note = true;
     for (const HistoryVariant& v : h.variants) {
       std::vector<std::string> row = first ? head : std::vector<std::string>(head.size(), "");
       first = false;
@@ -131,12 +131,17 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
                                      : "-");
       row.push_back(ChangeCell(v, h.run_below));
       std::vector<std::string> notes;
+      if (first_note && !h.run.note.empty()) notes.push_back("note: " + h.run.note);
+      first_note = false;
       if (f.ok_trials != f.trials) notes.push_back(f.status_summary);
       if (f.noise.unstable()) notes.emplace_back("unstable");
       if (v.platform_changed) notes.emplace_back("other platform");
-      if (v.vs_previous && v.vs_previous->ratio && v.vs_previous->verdict.change == Change::kNoChange &&
-          !v.vs_previous->verdict.within_threshold) {
-        notes.emplace_back("inconclusive");
+      if (v.vs_previous && v.vs_previous->ratio) {
+        const Ratio& r = *v.vs_previous->ratio;
+        if (r.change == Change::kInconclusive) {
+          notes.emplace_back(r.interval ? "inconclusive" : "inconclusive: spread unknown");
+        }
+        if (!r.caution.empty()) notes.emplace_back("busy machine");
       }
       row.push_back(fmt::format("{}", fmt::join(notes, "; ")));
       t.rows.push_back(std::move(row));
@@ -147,28 +152,40 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
 
 DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
   DataTable t;
-  t.columns = {"run_id",         "git_sha",     "git_dirty",   "runx_build",   "started_at", "host",
-               "devices",        "status",      "label",       "ok_trials",    "trials",     "samples_per_s",
-               "step_ms_median", "step_ms_p10", "step_ms_p90", "previous_run", "ratio",      "ratio_ci_low",
-               "ratio_ci_high",  "change",      "unstable",    "platform_changed"};
+  t.columns = {"run_id",         "runs",           "tag",          "note",        "user_git_sha", "user_git_dirty",
+               "git_sha",        "git_dirty",      "runx_build",   "started_at",  "host",         "devices",
+               "status",         "label",          "ok_trials",    "trials",      "samples_per_s", "step_ms_median",
+               "step_ms_p10",    "step_ms_p90",    "previous_run", "ratio",       "ratio_ci_low", "ratio_ci_high",
+               "change",         "why",            "unstable",     "platform_changed"};
+  const auto flag = [](const std::optional<bool>& b) {
+    return b ? store::Value(int64_t{*b ? 1 : 0}) : store::Value{};
+  };
   for (const HistoryRun& h : runs) {
-    const std::vector<store::Value> head = {
-        h.run.id,
-        h.run.git_sha,
-        h.run.git_dirty ? store::Value(int64_t{*h.run.git_dirty ? 1 : 0}) : store::Value{},
-        h.run.runx_build,
-        h.run.started_at,
-        h.run.host,
-        fmt::format("{}", fmt::join(h.run.devices, ",")),
-        h.run.status};
+    const std::vector<store::Value> head = {h.run.id,
+                                            fmt::format("{}", fmt::join(h.run.runs, ",")),
+                                            h.run.tag,
+                                            h.run.note,
+                                            h.run.user_git_sha,
+                                            flag(h.run.user_git_dirty),
+                                            h.run.git_sha,
+                                            flag(h.run.git_dirty),
+                                            h.run.runx_build,
+                                            h.run.started_at,
+                                            h.run.host,
+                                            fmt::format("{}", fmt::join(h.run.devices, ",")),
+                                            h.run.status};
     for (const HistoryVariant& v : h.variants) {
       std::vector<store::Value> row = head;
       const VariantRow& f = v.figures;
-      store::Value ratio, low, high;
+      store::Value ratio, low, high, why;
       if (v.vs_previous && v.vs_previous->ratio) {
-        ratio = v.vs_previous->ratio->estimate;
-        low = v.vs_previous->ratio->low;
-        high = v.vs_previous->ratio->high;
+        const Ratio& r = *v.vs_previous->ratio;
+        ratio = r.estimate;
+        why = r.why;
+        if (r.interval) {
+          low = r.interval->low;
+          high = r.interval->high;
+        }
       }
       const std::vector<store::Value> tail = {f.label,
                                               int64_t{f.ok_trials},
@@ -182,6 +199,7 @@ DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
                                               low,
                                               high,
                                               ChangeWord(v),
+                                              why,
                                               int64_t{f.noise.unstable() ? 1 : 0},
                                               int64_t{v.platform_changed ? 1 : 0}};
       row.insert(row.end(), tail.begin(), tail.end());

@@ -30,6 +30,9 @@ table.env td { word-break: break-all; }
 tr.noise td { background: #fff8e1; }
 ul.noise { color: #e65100; }
 .absent { color: #757575; font-style: italic; }
+td.faster { background: #e8f5e9; color: #1b5e20; font-weight: 600; }
+td.slower { background: #ffebee; color: #b71c1c; font-weight: 600; }
+ul.remarks { color: #455a64; }
 #runx-errors { display: none; background: #ffebee; border: 1px solid #c62828; color: #b71c1c; padding: 8px 12px; }
 )css";
 
@@ -102,7 +105,7 @@ std::string Absent(const std::string& what) { return "<p class=\"absent\">" + Es
 
 std::string EnvironmentTable(const RunReport& r) {
   std::string out = "<table class=\"env\"><tbody>\n";
-  for (const auto& [key, value] : EnvironmentRows(r.run, r.seed)) {
+  for (const auto& [key, value] : EnvironmentRows(r.run)) {
     out += fmt::format("<tr{}><td>{}</td><td>{}</td></tr>\n", key.rfind("noise.", 0) == 0 ? " class=\"noise\"" : "",
                        EscapeHtml(key), EscapeHtml(value));
   }
@@ -140,7 +143,11 @@ std::string RunSection(const RunReport& r) {
   out += "<h3>Variants</h3>\n";
   out += r.variants.empty() ? Absent("the run has no trial") : HtmlTable(ReportTextTable(r.variants), "variants");
   out += NoiseList(r.variants);
-  out += figure_or("-speedup", "No speedup: the run has no baseline with an ok trial, or no other variant.");
+  if (r.variants.size() == 1) {
+    out += Absent("One variant: nothing to compare (the speedup chart needs a variant besides the baseline).");
+  } else {
+    out += figure_or("-speedup", "No speedup: no baseline with measured steps, or no other variant with them.");
+  }
   out += figure_or("-steps", "No step-time distribution: no ok trial has measured steps.");
   out += figure_or("-loss", "No loss curve: no step recorded a loss (task: infer records none).");
   if (const Chart* c = chart("-drift")) out += Figure(*c);
@@ -149,6 +156,32 @@ std::string RunSection(const RunReport& r) {
     if (const Chart* c = chart(suffix)) out += Figure(*c);
   }
   out += "<h3>Environment</h3>\n" + EnvironmentTable(r);
+  return out + "</section>\n";
+}
+
+// What `runx compare A B` prints, as the page's: the runs, what differs between them, the table
+// (verdict cells coloured for faster and slower only) and the lines under it.
+std::string ComparisonSection(const RunComparison& c) {
+  std::string out = fmt::format("<section id=\"comparison\">\n<h2>Run {} against run {}</h2>\n", c.b.id, c.a.id);
+  out += "<p class=\"meta\">A: " + EscapeHtml(DescribeRun(c.a)) + "<br>B: " + EscapeHtml(DescribeRun(c.b)) + "</p>\n";
+  std::string environment = "environment: same runx build and platform";
+  if (!c.environment.empty()) {
+    environment = "environment differs: ";
+    for (size_t i = 0; i < c.environment.size(); ++i) environment += (i ? "; " : "") + c.environment[i];
+  }
+  out += "<p class=\"meta\">" + EscapeHtml(environment) + "</p>\n";
+  out += fmt::format(
+      "<p class=\"note\">As <code>runx compare {} {}</code>: B/A is the throughput ratio (samples/s); "
+      "a variant is faster or slower only when its whole 95% interval (from repeats and earlier runs "
+      "on this host) lies beyond ±{:g}%.</p>\n",
+      c.a.id, c.b.id, c.comparison.threshold * 100);
+  out += c.comparison.variants.empty() ? Absent("no variant with the same configuration in both runs")
+                                       : ComparisonTable(c.comparison);
+  if (!c.remarks.empty()) {
+    out += "<ul class=\"remarks\">";
+    for (const std::string& line : c.remarks) out += "<li>" + EscapeHtml(line) + "</li>";
+    out += "</ul>\n";
+  }
   return out + "</section>\n";
 }
 
@@ -202,11 +235,16 @@ std::string RenderHtmlReport(const HtmlReport& report, const PageInfo& info, con
                      "libjs-vega), inlined: the file needs no network.</p>\n",
                      EscapeHtml(info.generator), EscapeHtml(info.store));
   out += "<nav>";
+  if (report.comparison) {
+    out += fmt::format("<a href=\"#comparison\">run {} against run {}</a>", report.comparison->b.id,
+                       report.comparison->a.id);
+  }
   for (const RunReport& r : report.runs) out += fmt::format("<a href=\"#run-{}\">run {}</a>", r.run.id, r.run.id);
   for (const ExperimentHistory& h : report.histories) {
     out += fmt::format("<a href=\"#history-of-{}\">history of {}</a>", HtmlId(h.experiment), EscapeHtml(h.experiment));
   }
   out += "</nav>\n<div id=\"runx-errors\"></div>\n</header>\n";
+  if (report.comparison) out += ComparisonSection(*report.comparison);
   for (const RunReport& r : report.runs) out += RunSection(r);
   const std::set<int64_t> reported = ReportedRuns(report);
   for (const ExperimentHistory& h : report.histories) out += HistorySection(h, reported);

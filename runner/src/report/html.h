@@ -1,8 +1,9 @@
 #pragma once
 // The page of `runx report`: one self-contained HTML file (works offline, from file://) with the
 // charts (html_charts.h, drawn by the inlined Vega, vega_library.h), the report's tables and the
-// environment. Opened with #test in its address, the page writes what it drew (marks per chart,
-// errors) as JSON into <pre id="runx-test-result">, for the browser test. No LibTorch.
+// environment, and for two runs `runx compare`'s table. Opened with #test in its address, the page writes what it drew
+// (marks per chart, errors) as JSON into <pre id="runx-test-result">, for the browser test. No LibTorch.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,12 +35,20 @@ std::string EscapeHtml(const std::string& text);
 /// `value` as JSON text that is safe inside a <script> element: every '<' written \u003c.
 std::string ScriptJson(const nlohmann::ordered_json& value);
 
-/// A table for people as an HTML <table> (right-aligned columns get class "num").
-std::string HtmlTable(const TextTable& table, const std::string& css_class = "");
+/// The class of body cell (row, column) of a table, "" for none: e.g. "faster" on a verdict.
+using CellClass = std::function<std::string(size_t row, size_t column)>;
+
+/// A table for people as an HTML <table> (right-aligned columns get class "num"; `cell_class`
+/// adds its class to a body cell).
+std::string HtmlTable(const TextTable& table, const std::string& css_class = "", const CellClass& cell_class = {});
+
+/// `runx compare A B`'s table as the page's: CompareTextTable, its verdict cells of class
+/// "faster" or "slower" for those verdicts only (no change and inconclusive stay plain).
+std::string ComparisonTable(const Comparison& comparison);
 
 /// A run's environment as (key, value) rows: the run (experiment, status, times, host, devices,
-/// build, runx version and build identity, git, platforms, overrides, bootstrap seed), then its
+/// build, runx version and build identity, git, platforms, overrides, tag, note, your commit), then its
 /// environment keys in key order (noise.* among them).
-std::vector<std::pair<std::string, std::string>> EnvironmentRows(const store::RunOverview& run, uint64_t seed);
+std::vector<std::pair<std::string, std::string>> EnvironmentRows(const store::RunOverview& run);
 
 }  // namespace runx::report

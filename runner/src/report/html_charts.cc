@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace runx::report {
 namespace {
@@ -50,13 +51,6 @@ json LinearScale(const std::string& name, json fields, const std::string& range,
           {"range", range},  {"zero", zero},    {"nice", true}};
 }
 
-json ColorScale(const std::string& data, const std::string& field) {
-  return {{"name", "color"},
-          {"type", "ordinal"},
-          {"domain", {{"data", data}, {"field", field}}},
-          {"range", {{"scheme", "tableau10"}}}};
-}
-
 json Axis(const std::string& orient, const std::string& scale, const std::string& title) {
   json a = {{"orient", orient}, {"scale", scale}, {"grid", orient == "bottom" || orient == "left"}};
   if (!title.empty()) a["title"] = title;
@@ -78,19 +72,97 @@ json Mark(const std::string& type, const std::string& name, const std::string& d
   return m;
 }
 
-// One line per value of `by` in `data` (a facet group `series` holding a line mark `lines`).
-json Lines(const std::string& data, const std::string& x, const std::string& y, const std::string& by) {
+// Colour, dash and marker shape by variant, over `labels` (the run's variants with a loss, in
+// order), so that a variant looks the same in the loss and the drift chart, and lines which
+// coincide exactly stay apart: the later one's gaps show the earlier one, and their markers differ.
+json VariantScales(const std::vector<std::string>& labels) {
+  const json dashes =
+      json::array({json::array({1, 0}), json::array({8, 4}), json::array({2, 3}), json::array({12, 3, 2, 3}),
+                   json::array({4, 2}), json::array({1, 5}), json::array({16, 4}), json::array({6, 2, 2, 2})});
+  const json shapes = json::array(
+      {"circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-right", "triangle-left"});
+  return json::array(
+      {{{"name", "color"}, {"type", "ordinal"}, {"domain", labels}, {"range", {{"scheme", "tableau10"}}}},
+       {{"name", "dash"}, {"type", "ordinal"}, {"domain", labels}, {"range", dashes}},
+       {{"name", "shape"}, {"type", "ordinal"}, {"domain", labels}, {"range", shapes}}});
+}
+// One legend for colour, dash and shape, each entry drawn as its line and marker are; `shown`:
+// the variants the chart draws.
+json LineLegend(const std::vector<std::string>& shown) {
+  return {{"stroke", "color"}, {"strokeDash", "dash"},   {"shape", "shape"},
+          {"values", shown},   {"title", "variant"},     {"orient", "right"},
+          {"symbolSize", 140}, {"symbolStrokeWidth", 2}, {"symbolFillColor", "transparent"}};
+}
+
+// The values of field `by` in `rows`, in first-seen order.
+std::vector<std::string> LabelsOf(const json& rows, const std::string& by) {
+  std::vector<std::string> out;
+  for (const json& r : rows) {
+    const std::string label = r.at(by).get<std::string>();
+    if (std::find(out.begin(), out.end(), label) == out.end()) out.push_back(label);
+  }
+  return out;
+}
+
+// The scales of a chart of lines by variant: linear x and y over `data`'s fields, then
+// VariantScales over `labels`.
+json LineScales(const std::string& data, const std::string& x, const std::string& y, bool y_zero,
+                const std::vector<std::string>& labels) {
+  json scales = json::array({LinearScale("x", json::array({{{"data", data}, {"field", x}}}), "width", true),
+                             LinearScale("y", json::array({{{"data", data}, {"field", y}}}), "height", y_zero)});
+  for (json& s : VariantScales(labels)) scales.push_back(std::move(s));
+  return scales;
+}
+
+// The rows of `values` that get a marker. The i-th of V variants marks every k-th of its n
+// points from the (i k / V)-th, k = max(V, ceil(n / 40)): coinciding curves take turns (their
+// markers never share a step: circle, square, circle along one line), and no curve gets more than
+// about 40.
+json MarkerRows(const json& values, const std::string& by) {
+  const std::vector<std::string> labels = LabelsOf(values, by);
+  std::map<std::string, size_t> count;
+  for (const json& v : values) ++count[v.at(by).get<std::string>()];
+  std::map<std::string, std::pair<size_t, size_t>> every;  // label -> (stride, offset)
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const size_t n = count[labels[i]];
+    const size_t stride = std::max(labels.size(), (n + 39) / 40);
+    every[labels[i]] = {stride, (i * stride / labels.size()) % n};
+  }
+  json out = json::array();
+  std::map<std::string, size_t> seen;
+  for (const json& v : values) {
+    const std::string label = v.at(by).get<std::string>();
+    const auto [stride, offset] = every[label];
+    if (seen[label]++ % stride == offset) out.push_back(v);
+  }
+  return out;
+}
+
+// One line per value of `by` in `data` (a facet group `series` holding a line mark `lines`, dashed
+// by variant), and hollow markers by variant from `markers` (a symbol mark `markers`).
+json Lines(const std::string& data, const std::string& markers, const std::string& x, const std::string& y,
+           const std::string& by) {
+  const json tip =
+      Signal("{'variant': datum." + by + ", 'step': datum." + x + ", '" + y + "': format(datum." + y + ", '.4~g')}");
   json line = Mark("line", "lines", "faceted",
                    {{"x", Scaled("x", x)},
                     {"y", Scaled("y", y)},
                     {"stroke", Scaled("color", by)},
+                    {"strokeDash", Scaled("dash", by)},
                     {"strokeWidth", Value(2)},
-                    {"tooltip", Signal("{'variant': datum." + by + ", 'step': datum." + x + ", '" + y +
-                                       "': format(datum." + y + ", '.4~g')}")}});
-  return {{"type", "group"},
-          {"name", "series"},
-          {"from", {{"facet", {{"name", "faceted"}, {"data", data}, {"groupby", by}}}}},
-          {"marks", json::array({line})}};
+                    {"tooltip", tip}});
+  return json::array({{{"type", "group"},
+                       {"name", "series"},
+                       {"from", {{"facet", {{"name", "faceted"}, {"data", data}, {"groupby", by}}}}},
+                       {"marks", json::array({line})}},
+                      Mark("symbol", "markers", markers,
+                           {{"x", Scaled("x", x)},
+                            {"y", Scaled("y", y)},
+                            {"shape", Scaled("shape", by)},
+                            {"stroke", Scaled("color", by)},
+                            {"strokeWidth", Value(1.5)},
+                            {"size", Value(50)},
+                            {"tooltip", tip}})});
 }
 
 std::string Fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
@@ -105,33 +177,63 @@ std::string HtmlId(std::string name) {
 }
 
 std::optional<Chart> SpeedupChart(const RunReport& run) {
+  const bool any = std::any_of(run.variants.begin(), run.variants.end(), [](const VariantRow& v) { return v.speedup; });
+  if (!any) return std::nullopt;
   json rows = json::array(), intervals = json::array();
+  std::set<std::string> kinds;
   for (const VariantRow& v : run.variants) {
     if (v.is_baseline && v.samples_per_s) {
-      rows.push_back({{"label", v.label}, {"speedup", 1.0}, {"high", 1.0}, {"kind", "baseline"},
-                      {"text", "1.00 (baseline)"}});
+      rows.push_back({{"label", v.label},
+                      {"speedup", 1.0},
+                      {"high", 1.0},
+                      {"kind", "baseline"},
+                      {"text", "1.00 (baseline)"},
+                      {"verdict", "the baseline"}});
+      kinds.insert("baseline");
     }
     if (!v.speedup) continue;
-    const SpeedupInterval& s = *v.speedup;
-    const std::string kind = s.significant ? (s.estimate >= 1 ? "faster" : "slower") : "not significant";
-    rows.push_back({{"label", v.label}, {"speedup", s.estimate}, {"high", s.high}, {"kind", kind},
-                    {"text", fmt::format("{} ({}-{})", Fixed(s.estimate, 2), Fixed(s.low, 2), Fixed(s.high, 2))}});
-    intervals.push_back({{"label", v.label}, {"low", s.low}, {"high", s.high}});
+    const Ratio& s = *v.speedup;
+    const std::string kind = ChangeName(s.change);
+    kinds.insert(kind);
+    const double high = s.interval ? s.interval->high : s.estimate;
+    const std::string text = s.interval ? fmt::format("{} ({}-{}) {}", Fixed(s.estimate, 2), Fixed(s.interval->low, 2),
+                                                      Fixed(s.interval->high, 2), kind)
+                                        : fmt::format("{} {} (no interval)", Fixed(s.estimate, 2), kind);
+    rows.push_back({{"label", v.label},
+                    {"speedup", s.estimate},
+                    {"high", high},
+                    {"kind", kind},
+                    {"text", text},
+                    {"verdict", VerdictText(s, kDefaultThreshold)}});
+    if (s.interval) intervals.push_back({{"label", v.label}, {"low", s.interval->low}, {"high", s.interval->high}});
   }
-  if (rows.empty()) return std::nullopt;
-  json spec = Spec("speedup per variant with 95% bootstrap intervals", BandHeight(rows.size()));
+  // Only a verdict gets a verdict's colour: green faster, red slower; the rest are greys.
+  const std::vector<std::pair<std::string, std::string>> colours = {{"baseline", "#757575"},
+                                                                    {"faster", "#2e7d32"},
+                                                                    {"slower", "#c62828"},
+                                                                    {"no change", "#90a4ae"},
+                                                                    {"inconclusive", "#cfd8dc"}};
+  json domain = json::array(), range = json::array(), shown = json::array();
+  for (const auto& [kind, colour] : colours) {
+    domain.push_back(kind);
+    range.push_back(colour);
+    if (kinds.count(kind)) shown.push_back(kind);
+  }
+  json spec = Spec("speedup per variant with 95% intervals", BandHeight(rows.size()));
   spec["data"] = json::array({Data("speedups", rows), Data("intervals", intervals)});
   spec["scales"] = json::array(
       {BandScale("y", "speedups", "label", "height"),
-       LinearScale("x", json::array({{{"data", "speedups"}, {"field", "high"}}, {{"data", "speedups"}, {"field", "speedup"}}}),
-                   "width", true),
-       {{"name", "color"},
-        {"type", "ordinal"},
-        {"domain", json::array({"baseline", "faster", "slower", "not significant"})},
-        {"range", json::array({"#9e9e9e", "#2e7d32", "#c62828", "#90a4ae"})}}});
+       LinearScale(
+           "x", json::array({{{"data", "speedups"}, {"field", "high"}}, {{"data", "speedups"}, {"field", "speedup"}}}),
+           "width", true),
+       {{"name", "color"}, {"type", "ordinal"}, {"domain", domain}, {"range", range}}});
   spec["axes"] = json::array({Axis("bottom", "x", "speedup over the baseline (throughput ratio; whiskers: 95% interval)"),
                               Axis("left", "y", "")});
-  spec["legends"] = json::array({{{"fill", "color"}, {"title", "verdict"}, {"orient", "bottom"}, {"direction", "horizontal"}}});
+  spec["legends"] = json::array({{{"fill", "color"},
+                                  {"values", shown},
+                                  {"title", "verdict"},
+                                  {"orient", "bottom"},
+                                  {"direction", "horizontal"}}});
   spec["marks"] = json::array(
       {Mark("rect", "bars", "speedups",
             {{"y", Band("y", "label", 0.15)},
@@ -139,7 +241,7 @@ std::optional<Chart> SpeedupChart(const RunReport& run) {
              {"x", {{"scale", "x"}, {"value", 0}}},
              {"x2", Scaled("x", "speedup")},
              {"fill", Scaled("color", "kind")},
-             {"tooltip", Signal("{'variant': datum.label, 'speedup': datum.text}")}}),
+             {"tooltip", Signal("{'variant': datum.label, 'speedup': datum.text, 'verdict': datum.verdict}")}}),
        Mark("rule", "whiskers", "intervals",
             {{"x", Scaled("x", "low")},
              {"x2", Scaled("x", "high")},
@@ -160,10 +262,14 @@ std::optional<Chart> SpeedupChart(const RunReport& run) {
              {"text", {{"field", "text"}}},
              {"fontSize", Value(11)}})});
   return Chart{"run-" + std::to_string(run.run.id) + "-speedup", "Speedup over the baseline",
-               "Throughput of each variant over the run's baseline (pooled samples/s of the measured steps of its ok "
-               "trials). The whisker is the 95% bootstrap interval (repeats, then steps within each repeat, resampled; "
-               "seed " + std::to_string(run.seed) + "), as in the end-of-run table: a variant is faster or slower "
-               "only when its whole interval lies on one side of 1.",
+               fmt::format("Throughput of each variant over the run's baseline (pooled samples/s of the measured "
+                           "steps of its ok trials), as in the end-of-run table. The whisker is the 95% interval from "
+                           "the spread between processes (repeats, or earlier processes of the same configurations on "
+                           "this host). Green: faster, red: slower, only where the whole interval lies beyond ±{0:g}%; "
+                           "light grey: inconclusive (the interval reaches across the band, or there is none: then no "
+                           "whisker either; the tooltip says why); blue-grey: no change (the whole interval within "
+                           "±{0:g}%).",
+                           kDefaultThreshold * 100),
                std::move(spec)};
 }
 
@@ -229,17 +335,18 @@ std::optional<Chart> LossChart(const RunReport& run) {
     values.push_back({{"label", p.label}, {"step", p.step}, {"loss", p.loss}, {"repeats", p.repeats}});
   }
   json spec = Spec("training loss per step and variant", 280);
-  spec["data"] = json::array({Data("loss", values)});
-  spec["scales"] = json::array({LinearScale("x", json::array({{{"data", "loss"}, {"field", "step"}}}), "width", true),
-                                LinearScale("y", json::array({{{"data", "loss"}, {"field", "loss"}}}), "height", false),
-                                ColorScale("loss", "label")});
+  spec["data"] = json::array({Data("loss", values), Data("loss_markers", MarkerRows(values, "label"))});
+  const std::vector<std::string> labels = LabelsOf(values, "label");
+  spec["scales"] = LineScales("loss", "step", "loss", false, labels);
   spec["axes"] = json::array({StepAxis("training step (warmup steps first)"), Axis("left", "y", "loss")});
-  spec["legends"] = json::array({{{"stroke", "color"}, {"title", "variant"}, {"orient", "right"}}});
-  spec["marks"] = json::array({Lines("loss", "step", "loss", "label")});
+  spec["legends"] = json::array({LineLegend(labels)});
+  spec["marks"] = Lines("loss", "loss_markers", "step", "loss", "label");
   return Chart{"run-" + std::to_string(run.run.id) + "-loss", "Loss curves",
                "The training loss of every warmup and measured step, the median over the variant's ok repeats. A "
                "technique that changes the numerics (reduced precision, other kernels) shows here as a curve that "
-               "leaves the baseline's.",
+               "leaves the baseline's; one that does not lies on it, so each variant has its own dash and marker "
+               "shape besides its colour, and curves that coincide show as one line whose dashes and markers "
+               "alternate.",
                std::move(spec)};
 }
 
@@ -248,16 +355,21 @@ std::optional<Chart> LossDriftChart(const RunReport& run) {
   json values = json::array();
   for (const LossDrift& d : run.drift) values.push_back({{"label", d.label}, {"step", d.step}, {"delta", d.delta}});
   json spec = Spec("loss minus the baseline's loss per step", 220);
-  spec["data"] = json::array({Data("drift", values)});
-  spec["scales"] = json::array({LinearScale("x", json::array({{{"data", "drift"}, {"field", "step"}}}), "width", true),
-                                LinearScale("y", json::array({{{"data", "drift"}, {"field", "delta"}}}), "height", true),
-                                ColorScale("drift", "label")});
+  spec["data"] = json::array({Data("drift", values), Data("drift_markers", MarkerRows(values, "label"))});
+  // The loss chart's variants: each keeps its colour, dash and shape (the baseline's go unused).
+  std::vector<std::string> labels;
+  for (const LossCurvePoint& p : run.loss) {
+    if (std::find(labels.begin(), labels.end(), p.label) == labels.end()) labels.push_back(p.label);
+  }
+  spec["scales"] = LineScales("drift", "step", "delta", true, labels);
   spec["axes"] = json::array({StepAxis("training step"), Axis("left", "y", "loss - baseline loss")});
-  spec["legends"] = json::array({{{"stroke", "color"}, {"title", "variant"}, {"orient", "right"}}});
+  spec["legends"] = json::array({LineLegend(LabelsOf(values, "label"))});
   spec["marks"] = json::array({Mark("rule", "zero", "",
-                                    {{"x", Value(0)}, {"x2", Signal("width")}, {"y", {{"scale", "y"}, {"value", 0}}},
-                                     {"stroke", Value("#616161")}}),
-                               Lines("drift", "step", "delta", "label")});
+                                    {{"x", Value(0)},
+                                     {"x2", Signal("width")},
+                                     {"y", {{"scale", "y"}, {"value", 0}}},
+                                     {"stroke", Value("#616161")}})});
+  for (json& m : Lines("drift", "drift_markers", "step", "delta", "label")) spec["marks"].push_back(std::move(m));
   return Chart{"run-" + std::to_string(run.run.id) + "-drift", "Quality drift against the baseline",
                "Each variant's median loss minus the baseline's at the same step: above 0 it trains worse than the "
                "baseline, below 0 better.",

@@ -22,8 +22,10 @@ struct Chart {
 };
 
 /// Speedup bars (marks `bars`, `values`) with 95% interval whiskers (`whiskers`) and a rule at 1
-/// (`one`): one bar per variant with a speedup (the baseline's is 1), one whisker per interval.
-/// nullopt when no variant has a speedup.
+/// (`one`): one bar per variant with a speedup (the baseline's is 1), one whisker per interval
+/// (an inconclusive speedup without an interval has none). Only `faster` and `slower` get a
+/// verdict's colour; `no change` and `inconclusive` are neutral greys. nullopt when no variant
+/// but the baseline has a speedup (a run of one variant has nothing to compare).
 std::optional<Chart> SpeedupChart(const RunReport& run);
 
 /// Step-time distributions: per variant a box from the 25th to the 75th percentile (`boxes`),
@@ -32,11 +34,13 @@ std::optional<Chart> SpeedupChart(const RunReport& run);
 std::optional<Chart> StepTimeChart(const RunReport& run);
 
 /// Loss per training step, one line per variant (groups `series`, lines `lines`, one item per
-/// step). nullopt without losses (e.g. `task: infer`).
+/// step), each variant with its own dash and marker shape (`markers`) besides its colour, so that
+/// curves that coincide (a technique that leaves the math alone) stay apart; the legend shows all
+/// three. nullopt without losses (e.g. `task: infer`).
 std::optional<Chart> LossChart(const RunReport& run);
 
-/// Loss minus the baseline's, per step, one line per other variant (`series`, `lines`) and a
-/// rule at 0 (`zero`). nullopt without drift.
+/// Loss minus the baseline's, per step, one line per other variant (`series`, `lines`, `markers`,
+/// dashed and shaped as in LossChart) and a rule at 0 (`zero`). nullopt without drift.
 std::optional<Chart> LossDriftChart(const RunReport& run);
 
 /// Peak and reserved memory, grouped bars per variant (groups `variants`, bars `bars`, labels
@@ -55,10 +59,12 @@ std::vector<Chart> RunCharts(const RunReport& run);
 /// digits, '-' and '_' replaced by '-'.
 std::string HtmlId(std::string name);
 
-/// The history over builds: samples/s per variant and run, oldest left (`series`, `lines`,
-/// `points`), regressions (`regressions`: slower than the run before beyond the threshold, by
-/// compare's rule) and improvements (`improvements`) marked, and a rule at each run of the report
-/// (`reported`). nullopt when no run has figures.
+/// The history: samples/s per variant and run, oldest left (`series`, `lines`, `points`), on an
+/// axis from 0 whose runs are named by date, the user's commit and tag; a whisker over the 95%
+/// interval of each point measured by two processes or more (`whiskers`, history.intervals);
+/// regressions (`regressions`: slower than the run before, by compare's rule) and improvements
+/// (`improvements`) marked, inconclusive and unchanged points not; and a rule at each run of the
+/// report (`reported`). nullopt when no run has figures.
 std::optional<Chart> HistoryChart(const ExperimentHistory& history, const std::set<int64_t>& reported);
 
 }  // namespace runx::report

@@ -1,9 +1,7 @@
 #include "report/html_data.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -143,24 +141,65 @@ void AddFrontier(store::Store& store, RunReport& r, const std::vector<store::Run
   }
 }
 
+// The intervals of every run and variant of `runs` with two processes or more.
+std::vector<HistoryInterval> HistoryIntervals(store::Store& store, const std::vector<HistoryRun>& runs) {
+  std::vector<HistoryInterval> out;
+  for (const HistoryRun& h : runs) {
+    const std::vector<store::RunTrial> trials = store.ReadRunTrials(h.run.id);
+    for (const HistoryVariant& v : h.variants) {
+      std::vector<const store::RunTrial*> mine;
+      for (const store::RunTrial& t : trials) {
+        if (t.label == v.figures.label) mine.push_back(&t);
+      }
+      std::vector<double> rates;
+      for (const Repeat& r : RepeatsOf(Processes(mine))) rates.push_back(Throughput({r}));
+      if (auto i = ProcessInterval(rates)) out.push_back({h.run.id, v.figures.label, *i});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-uint64_t ReportSeed(const store::RunOverview& run) {
-  const auto it = run.environment.find("plan.order_seed");
-  if (it == run.environment.end() || it->second.empty()) return 0;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || it->second[0] == '-') return 0;
-  return static_cast<uint64_t>(v);
+std::optional<RateInterval> ProcessInterval(const std::vector<double>& rates) {
+  // kMinSpreadDf, as every interval runx draws: two processes would give t(0.975, 1) = 12.7.
+  if (rates.size() < static_cast<size_t>(kMinSpreadDf) + 1) return std::nullopt;
+  std::vector<double> logs;
+  double mean = 0;
+  for (const double r : rates) {
+    if (!(r > 0)) return std::nullopt;
+    logs.push_back(std::log(r));
+    mean += logs.back();
+  }
+  mean /= static_cast<double>(logs.size());
+  const Spread spread = PoolLogSpread({logs});
+  const double half = StudentTQuantile(0.975, spread.df) * spread.sd / std::sqrt(static_cast<double>(logs.size()));
+  return RateInterval{std::exp(mean - half), std::exp(mean + half), static_cast<int>(logs.size())};
+}
+
+RunComparison BuildRunComparison(store::Store& store, int64_t a, int64_t b, double threshold) {
+  RunComparison out;
+  out.a = store::ReadRunOverview(store, a);
+  out.b = store::ReadRunOverview(store, b);
+  const CompareSide side_a{a, store.ReadRunTrials(a), std::nullopt};
+  const CompareSide side_b{b, store.ReadRunTrials(b), std::nullopt};
+  std::vector<store::RunTrial> both = side_a.trials;
+  both.insert(both.end(), side_b.trials.begin(), side_b.trials.end());
+  CompareOptions options;
+  options.threshold = threshold;
+  out.comparison = Compare(side_a, side_b, options, SpreadBook::Read(store, both));
+  out.environment = EnvironmentDifferences(out.a, out.b);
+  // `runx compare`'s own lines (hints, remarks), so that the page and the command cannot say
+  // different things.
+  out.remarks = CompareRemarks(out.comparison, out.a, out.b, Gate::kOff);
+  return out;
 }
 
 RunReport BuildRunReport(store::Store& store, int64_t run_id, const HtmlOptions& options) {
   RunReport r;
   r.run = store::ReadRunOverview(store, run_id);
-  r.seed = ReportSeed(r.run);
   const std::vector<store::RunTrial> trials = store.ReadRunTrials(run_id);
-  r.variants = Summarize(trials, r.seed, options.resamples);
+  r.variants = Summarize(trials, SpreadBook::Read(store, trials));
   const auto ok = OkTrials(r.variants, trials);
   for (size_t i = 0; i < r.variants.size(); ++i) AddSteps(r, r.variants[i], ok[i], options.max_points);
   AddLoss(store, r, ok);
@@ -178,7 +217,6 @@ HtmlReport BuildHtmlReport(store::Store& store, const std::vector<int64_t>& run_
   }
   CompareOptions compare;
   compare.threshold = options.threshold;
-  compare.resamples = options.resamples;
   std::set<std::string> experiments;
   for (const RunReport& r : report.runs) {
     if (!experiments.insert(r.run.experiment).second) continue;
@@ -186,7 +224,12 @@ HtmlReport BuildHtmlReport(store::Store& store, const std::vector<int64_t>& run_
     // Every run: a variant is compared with the latest earlier run that measured it, however far back.
     const std::vector<int64_t> ids = store::ListRuns(store, r.run.experiment, 0);
     const size_t shown = limit > 0 ? static_cast<size_t>(limit) : ids.size();
-    report.histories.push_back({r.run.experiment, options.threshold, BuildHistory(store, ids, shown, compare)});
+    ExperimentHistory h{r.run.experiment, options.threshold, BuildHistory(store, ids, shown, compare), {}};
+    h.intervals = HistoryIntervals(store, h.runs);
+    report.histories.push_back(std::move(h));
+  }
+  if (run_ids.size() == 2 && report.runs.size() == 2) {
+    report.comparison = BuildRunComparison(store, run_ids[0], run_ids[1], options.threshold);
   }
   return report;
 }

@@ -65,16 +65,4 @@ NoiseCheck CheckNoise(const std::vector<Repeat>& repeats, const NoiseLimits& lim
   return c;
 }
 
-std::optional<int> RepeatsNeeded(int repeats, double half_width, double threshold) {
-  if (repeats < 1 || !(half_width > 0) || !(threshold > 0) || half_width <= threshold) return std::nullopt;
-  const double ratio = half_width / threshold;
-  const double needed = std::ceil(repeats * ratio * ratio - 1e-9);
-  return static_cast<int>(std::min(needed, 1e6));
-}
-
-double RelativeHalfWidth(const SpeedupInterval& interval) {
-  if (!(interval.estimate > 0)) return 0;
-  return (interval.high - interval.low) / 2 / interval.estimate;
-}
-
 }  // namespace runx::report

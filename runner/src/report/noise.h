@@ -1,8 +1,7 @@
 #pragma once
-// Noise guards: whether a variant's measurement is too unstable to trust its figures, and roughly
-// how many repeats an interval needs to resolve a threshold. Pure functions, no store, no LibTorch.
+// Noise guards: whether a variant's measurement is too unstable to trust its figures. Pure
+// functions, no store, no LibTorch.
 // The rule and its limits are written down in docs/design.md ("Comparing runs").
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,14 +43,5 @@ struct NoiseCheck {
 /// Checks the measured steps of a variant's repeats (each non-empty, positive wall times).
 /// No repeat, or no step, gives a stable, empty check.
 NoiseCheck CheckNoise(const std::vector<Repeat>& repeats, const NoiseLimits& limits = {});
-
-/// Roughly how many repeats (per side) a 95% interval of relative half-width `half_width`,
-/// obtained with `repeats` repeats, needs to shrink to `threshold` (the interval narrows as
-/// 1/sqrt(repeats)): ceil(repeats * (half_width / threshold)^2). nullopt when it already
-/// resolves it (half_width <= threshold) or the inputs are not positive.
-std::optional<int> RepeatsNeeded(int repeats, double half_width, double threshold);
-
-/// The relative half-width of an interval: (high - low) / 2 / estimate.
-double RelativeHalfWidth(const SpeedupInterval& interval);
 
 }  // namespace runx::report

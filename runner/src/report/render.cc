@@ -44,13 +44,14 @@ Composite StepCell(const VariantRow& r) {
 Composite SpeedupCell(const VariantRow& r) {
   if (r.is_baseline) return {r.samples_per_s ? "1.00" : kNone, ""};
   if (!r.speedup) return {kNone, ""};
-  return {fmt::format("{:.2f}", r.speedup->estimate),
-          fmt::format(" ({:.2f}-{:.2f})", r.speedup->low, r.speedup->high)};
+  const Ratio& s = *r.speedup;
+  const std::string interval = s.interval ? fmt::format(" ({:.2f}-{:.2f})", s.interval->low, s.interval->high) : "";
+  return {fmt::format("{:.2f}", s.estimate), interval + " " + ChangeName(s.change)};
 }
 
 std::string Notes(const VariantRow& r) {
   std::vector<std::string> notes;
-  if (r.speedup && !r.speedup->significant) notes.emplace_back("not significant");
+  if (r.speedup && !r.speedup->caution.empty()) notes.emplace_back("busy machine");
   if (r.noise.unstable()) notes.emplace_back("unstable");
   std::vector<std::string> failed;
   for (const auto& [status, n] : r.statuses) {
@@ -93,27 +94,37 @@ std::string RenderReport(const std::vector<VariantRow>& rows) { return RenderTex
 
 DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
   DataTable t;
-  t.columns = {"label",        "is_baseline",    "trials",          "ok_trials",   "step_ms_median",
-               "step_ms_p10",  "step_ms_p90",    "samples_per_s",   "peak_mem_bytes", "final_loss",
-               "accuracy",     "accuracy_delta", "speedup",         "speedup_ci_low", "speedup_ci_high",
-               "significant",  "unstable",       "noise",           "statuses"};
+  t.columns = {"label",         "is_baseline",    "trials",        "ok_trials",      "step_ms_median",
+               "step_ms_p10",   "step_ms_p90",    "samples_per_s", "peak_mem_bytes", "final_loss",
+               "accuracy",      "accuracy_delta", "speedup",       "speedup_ci_low", "speedup_ci_high",
+               "significant",   "verdict",        "why",           "speedup_se",     "speedup_df",
+               "unstable",      "noise",          "statuses"};
   for (const VariantRow& r : rows) {
     std::vector<std::string> statuses;
     for (const auto& [status, n] : r.statuses) statuses.push_back(fmt::format("{} {}", n, Name(status)));
-    store::Value speedup, low, high, significant;
+    store::Value speedup, low, high, significant, verdict, why, spread, df;
     if (r.is_baseline && r.samples_per_s) speedup = 1.0;
     if (r.speedup) {
-      speedup = r.speedup->estimate;
-      low = r.speedup->low;
-      high = r.speedup->high;
-      significant = int64_t{r.speedup->significant ? 1 : 0};
+      const Ratio& s = *r.speedup;
+      speedup = s.estimate;
+      if (s.interval) {
+        low = s.interval->low;
+        high = s.interval->high;
+        significant = int64_t{s.significant() ? 1 : 0};
+      }
+      verdict = std::string(ChangeName(s.change));
+      why = s.why;
+      if (s.error.known()) {
+        spread = s.error.se;
+        df = int64_t{s.error.df};
+      }
     }
     t.rows.push_back({r.label, int64_t{r.is_baseline ? 1 : 0}, int64_t{r.trials}, int64_t{r.ok_trials},
                       NumberOrNull(r.step_ms_median), NumberOrNull(r.step_ms_p10), NumberOrNull(r.step_ms_p90),
                       NumberOrNull(r.samples_per_s),
                       r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, NumberOrNull(r.final_loss),
                       NumberOrNull(r.accuracy), NumberOrNull(r.accuracy_delta), speedup, low, high, significant,
-                      int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
+                      verdict, why, spread, df, int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
                       fmt::format("{}", fmt::join(statuses, ", "))});
   }
   return t;
@@ -121,14 +132,34 @@ DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
 
 std::string RenderNoise(const std::vector<VariantRow>& rows) {
   std::string out;
+  // One process a variant and no spread from earlier runs: one line says so for every variant.
+  std::vector<std::string> unknown;
   for (const VariantRow& r : rows) {
-    if (!r.noise.unstable()) continue;
-    out += fmt::format("noise: {}: {}", r.label, fmt::join(r.noise.reasons, "; "));
-    if (r.repeats_needed) {
-      out += fmt::format("; ~{} repeats would resolve {:g}% (now {})", *r.repeats_needed, kDefaultThreshold * 100,
-                         r.noise.repeats);
+    if (r.speedup && r.speedup->change == Change::kInconclusive && !r.speedup->error.known() &&
+        r.speedup->processes_a == 1 && r.speedup->processes_b == 1) {
+      unknown.push_back(r.label);
     }
-    out += "\n";
+  }
+  if (!unknown.empty()) {
+    out += fmt::format("inconclusive: {}: 1 process each: run-to-run spread unknown; repeats: {} would measure it\n",
+                       fmt::join(unknown, ", "), kRecommendedRepeats);
+  }
+  for (const VariantRow& r : rows) {
+    if (!r.speedup) continue;
+    const Ratio& s = *r.speedup;
+    if (s.change == Change::kInconclusive &&
+        std::find(unknown.begin(), unknown.end(), r.label) == unknown.end()) {
+      out += fmt::format("inconclusive: {}: {}", r.label, s.why);
+      if (s.repeats_needed) {
+        out += fmt::format("; ~{} repeats would resolve {:g}% (now {})", *s.repeats_needed, kDefaultThreshold * 100,
+                           std::min(s.processes_a, s.processes_b));
+      }
+      out += "\n";
+    }
+    if (!s.caution.empty()) out += fmt::format("{}: {}\n", r.label, s.caution);
+  }
+  for (const VariantRow& r : rows) {
+    if (r.noise.unstable()) out += fmt::format("noise: {}: {}\n", r.label, fmt::join(r.noise.reasons, "; "));
   }
   return out;
 }

@@ -11,20 +11,10 @@
 namespace runx::report {
 namespace {
 
-struct Trial {
-  int64_t id = 0;
-  int repeat_index = 0;
-  TrialStatus status = TrialStatus::kOk;
-  Repeat steps;  ///< measured steps (ok trials only)
-  std::optional<double> peak_mem_bytes;
-  std::optional<double> final_loss;
-  std::optional<double> accuracy;
-};
-
 struct Variant {
   std::string label;
   bool is_baseline = false;
-  std::vector<Trial> trials;
+  std::vector<const store::RunTrial*> trials;  ///< in repeat order, then id
 };
 
 // The variants of a run, in first-trial order (the trials come ordered by order_index, then id).
@@ -32,41 +22,24 @@ std::vector<Variant> GroupVariants(const std::vector<store::RunTrial>& trials) {
   std::vector<Variant> variants;
   std::map<std::string, size_t> index;
   for (const store::RunTrial& rt : trials) {
-    Trial t;
-    t.id = rt.trial_id;
-    t.status = rt.status;
-    t.repeat_index = rt.repeat_index;
-    for (const auto& [wall_ms, samples] : rt.measured_steps) t.steps.push_back({wall_ms, samples});
-    t.peak_mem_bytes = rt.peak_mem_bytes;
-    t.final_loss = rt.final_loss;
-    t.accuracy = rt.accuracy;
     auto [it, inserted] = index.emplace(rt.label, variants.size());
     if (inserted) variants.push_back({rt.label, false, {}});
     Variant& v = variants[it->second];
     v.is_baseline = v.is_baseline || rt.is_baseline;
-    v.trials.push_back(std::move(t));
+    v.trials.push_back(&rt);
   }
   for (Variant& v : variants) {
-    std::stable_sort(v.trials.begin(), v.trials.end(), [](const Trial& a, const Trial& b) {
-      return std::tie(a.repeat_index, a.id) < std::tie(b.repeat_index, b.id);
+    std::stable_sort(v.trials.begin(), v.trials.end(), [](const store::RunTrial* a, const store::RunTrial* b) {
+      return std::tie(a->repeat_index, a->trial_id) < std::tie(b->repeat_index, b->trial_id);
     });
   }
   return variants;
 }
 
-// The ok trials' measured steps, one repeat per trial that has any.
-std::vector<Repeat> OkRepeats(const Variant& v) {
-  std::vector<Repeat> repeats;
-  for (const Trial& t : v.trials) {
-    if (t.status == TrialStatus::kOk && !t.steps.empty()) repeats.push_back(t.steps);
-  }
-  return repeats;
-}
-
-std::optional<double> MedianOf(const Variant& v, std::optional<double> Trial::*field) {
+std::optional<double> MedianOf(const Variant& v, std::optional<double> store::RunTrial::*field) {
   std::vector<double> values;
-  for (const Trial& t : v.trials) {
-    if (t.status == TrialStatus::kOk && t.*field) values.push_back(*(t.*field));
+  for (const store::RunTrial* t : v.trials) {
+    if (t->status == TrialStatus::kOk && t->*field) values.push_back(*(t->*field));
   }
   if (values.empty()) return std::nullopt;
   return Median(std::move(values));
@@ -74,7 +47,7 @@ std::optional<double> MedianOf(const Variant& v, std::optional<double> Trial::*f
 
 void CountStatuses(const Variant& v, VariantRow& row) {
   std::map<TrialStatus, int> counts;
-  for (const Trial& t : v.trials) ++counts[t.status];
+  for (const store::RunTrial* t : v.trials) ++counts[t->status];
   std::vector<std::string> parts;
   for (const TrialStatus status : kTrialStatuses) {
     const auto it = counts.find(status);
@@ -92,7 +65,7 @@ VariantRow Figures(const Variant& v) {
   row.label = v.label;
   row.is_baseline = v.is_baseline;
   CountStatuses(v, row);
-  const std::vector<Repeat> repeats = OkRepeats(v);
+  const std::vector<Repeat> repeats = RepeatsOf(Processes(v.trials));
   std::vector<double> step_ms;
   for (const Repeat& r : repeats) {
     for (const StepSample& s : r) step_ms.push_back(s.wall_ms);
@@ -104,43 +77,46 @@ VariantRow Figures(const Variant& v) {
     row.samples_per_s = Throughput(repeats);
   }
   row.noise = CheckNoise(repeats);
-  for (const Trial& t : v.trials) {
-    if (t.status != TrialStatus::kOk || !t.peak_mem_bytes) continue;
-    const auto bytes = static_cast<int64_t>(*t.peak_mem_bytes);
+  for (const store::RunTrial* t : v.trials) {
+    if (t->status != TrialStatus::kOk || !t->peak_mem_bytes) continue;
+    const auto bytes = static_cast<int64_t>(*t->peak_mem_bytes);
     row.peak_mem_bytes = std::max(row.peak_mem_bytes.value_or(bytes), bytes);
   }
-  row.final_loss = MedianOf(v, &Trial::final_loss);
-  row.accuracy = MedianOf(v, &Trial::accuracy);
+  row.final_loss = MedianOf(v, &store::RunTrial::final_loss);
+  row.accuracy = MedianOf(v, &store::RunTrial::accuracy);
   return row;
 }
 
 }  // namespace
 
-std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id, uint64_t seed, int resamples) {
-  return Summarize(store.ReadRunTrials(run_id), seed, resamples);
+std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id) {
+  const std::vector<store::RunTrial> trials = store.ReadRunTrials(run_id);
+  return Summarize(trials, SpreadBook::Read(store, trials));
 }
 
-std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, uint64_t seed, int resamples) {
+std::vector<VariantRow> SummarizeFigures(const std::vector<store::RunTrial>& trials) {
   const std::vector<Variant> variants = GroupVariants(trials);
   std::vector<VariantRow> rows;
   for (const Variant& v : variants) rows.push_back(Figures(v));
-  const auto base = std::find_if(variants.begin(), variants.end(),
-                                 [](const Variant& v) { return v.is_baseline; });
+  const auto base = std::find_if(variants.begin(), variants.end(), [](const Variant& v) { return v.is_baseline; });
   if (base == variants.end()) return rows;
   const size_t b = static_cast<size_t>(base - variants.begin());
-  const std::vector<Repeat> base_repeats = OkRepeats(*base);
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (i == b) continue;
-    if (rows[i].accuracy && rows[b].accuracy) {
-      rows[i].accuracy_delta = *rows[i].accuracy - *rows[b].accuracy;
-    }
-    const std::vector<Repeat> repeats = OkRepeats(variants[i]);
-    if (resamples < 1 || repeats.empty() || base_repeats.empty() || !(*rows[b].samples_per_s > 0)) continue;
-    rows[i].speedup = BootstrapSpeedup(base_repeats, repeats, resamples, seed);
-    if (rows[i].noise.unstable()) {
-      rows[i].repeats_needed = RepeatsNeeded(std::min(rows[i].noise.repeats, rows[b].noise.repeats),
-                                             RelativeHalfWidth(*rows[i].speedup), kDefaultThreshold);
-    }
+    if (i != b && rows[i].accuracy && rows[b].accuracy) rows[i].accuracy_delta = *rows[i].accuracy - *rows[b].accuracy;
+  }
+  return rows;
+}
+
+std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, const SpreadBook& spreads) {
+  std::vector<VariantRow> rows = SummarizeFigures(trials);
+  const std::vector<Variant> variants = GroupVariants(trials);
+  const auto base = std::find_if(variants.begin(), variants.end(), [](const Variant& v) { return v.is_baseline; });
+  if (base == variants.end()) return rows;
+  const size_t b = static_cast<size_t>(base - variants.begin());
+  if (Processes(base->trials).empty() || !(rows[b].samples_per_s.value_or(0) > 0)) return rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == b || Processes(variants[i].trials).empty()) continue;
+    rows[i].speedup = JudgeRatio(base->trials, variants[i].trials, spreads, kDefaultThreshold);
   }
   return rows;
 }
@@ -161,11 +137,16 @@ std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>
     if (r.is_baseline && r.samples_per_s) s.speedup = 1.0;
     if (r.speedup) {
       s.speedup = r.speedup->estimate;
-      s.speedup_ci_low = r.speedup->low;
-      s.speedup_ci_high = r.speedup->high;
-      s.significant = r.speedup->significant;
-      s.resamples = r.speedup->resamples;
-      s.seed = r.speedup->seed;
+      if (r.speedup->interval) {
+        s.speedup_ci_low = r.speedup->interval->low;
+        s.speedup_ci_high = r.speedup->interval->high;
+        s.significant = r.speedup->significant();
+      }
+      s.verdict = ChangeName(r.speedup->change);
+      if (r.speedup->error.known()) {
+        s.speedup_se = r.speedup->error.se;
+        s.speedup_df = r.speedup->error.df;
+      }
     }
     out.push_back(std::move(s));
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The end-of-sweep report: one row per variant (all trials of a sweep with one label), its
-// figures, and its speedup over the baseline with a 95% bootstrap interval. No LibTorch.
+// figures, and its speedup over the baseline with its verdict (report/verdict.h). No LibTorch.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +10,7 @@
 #include "report/noise.h"
 #include "report/stats.h"
 #include "report/table.h"
+#include "report/verdict.h"
 #include "store/store.h"
 
 namespace runx::report {
@@ -33,50 +34,47 @@ struct VariantRow {
   std::optional<double> final_loss;      ///< median over the ok trials
   std::optional<double> accuracy;        ///< median over the ok trials
   std::optional<double> accuracy_delta;  ///< accuracy minus the baseline's; empty for the baseline
-  /// vs the baseline; empty for the baseline itself and when either side has no ok trial with
-  /// measured steps.
-  std::optional<SpeedupInterval> speedup;
+  /// vs the baseline, judged against kDefaultThreshold; empty for the baseline itself, when
+  /// either side has no ok trial with measured steps, and for figures only (SummarizeFigures).
+  std::optional<Ratio> speedup;
   /// The noise guards on the ok trials' measured steps (CheckNoise with the default limits).
   NoiseCheck noise;
-  /// For an unstable variant: roughly how many repeats its speedup interval needs to resolve
-  /// kDefaultThreshold (RepeatsNeeded); empty when it resolves it or has no interval.
-  std::optional<int> repeats_needed;
 };
 
 /// The threshold the report's noise guard (and `runx compare` by default) resolves: 2%.
 inline constexpr double kDefaultThreshold = 0.02;
 
 /// One row per variant of `trials` (one run's trials, as Store::ReadRunTrials gives them), in the
-/// order the variants first ran. The bootstrap's repeats are the variant's ok trials with
-/// measured steps, in repeat_index order (then id), each with its measured steps in step order:
-/// what BootstrapSpeedup gets to reproduce an interval. Every variant's bootstrap uses `seed` and
-/// `resamples`, so a row does not depend on the other variants. resamples = 0: the figures only,
-/// no speedup intervals (cheaper, for `runx history`).
-std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, uint64_t seed,
-                                  int resamples = kDefaultResamples);
+/// order the variants first ran, each non-baseline variant's speedup judged by JudgeRatio
+/// against the baseline with `spreads` (SpreadBook::Read of the same trials).
+std::vector<VariantRow> Summarize(const std::vector<store::RunTrial>& trials, const SpreadBook& spreads);
+/// The same without speedups (cheaper, for `runx history`).
+std::vector<VariantRow> SummarizeFigures(const std::vector<store::RunTrial>& trials);
 
-/// Summarize over run `run_id` of `store`. Throws store::StoreError when there is no such run.
-std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id, uint64_t seed,
-                                  int resamples = kDefaultResamples);
+/// Summarize over run `run_id` of `store`, with the store's earlier measurements of its
+/// configurations. Throws store::StoreError when there is no such run.
+std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id);
 
 /// An aligned text table for people, one line per variant (ends in a newline; "" for no rows):
 ///   variant   trials  step ms (p10-p90)      samples/s  peak mem  ...  speedup (95% CI)
 ///   baseline  3/3     117.20 (117.10-117.30)    2184.3  20.9 GiB  ...  1.00
-/// A last, unnamed column holds notes: "not significant", "unstable" (see RenderNoise), and the
-/// statuses of failed trials.
+/// The speedup's verdict follows it ("1.47 (1.29-1.69) faster"; "0.98 inconclusive"); a last,
+/// unnamed column holds notes: "busy machine", "unstable" (see RenderNoise), and the statuses
+/// of failed trials.
 std::string RenderReport(const std::vector<VariantRow>& rows);
 
 /// The report's table for people (what RenderReport aligns; markdown takes it as is).
 TextTable ReportTextTable(const std::vector<VariantRow>& rows);
 /// The report's table for tools: one column per figure (label, is_baseline, trials, ok_trials,
 /// step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, peak_mem_bytes, final_loss,
-/// accuracy, accuracy_delta, speedup, speedup_ci_low, speedup_ci_high, significant, unstable,
-/// noise, statuses).
+/// accuracy, accuracy_delta, speedup, speedup_ci_low, speedup_ci_high, significant, verdict,
+/// why, speedup_se (standard error of ln speedup), speedup_df, unstable, noise, statuses).
 DataTable ReportDataTable(const std::vector<VariantRow>& rows);
 
-/// One warning line per unstable variant, e.g.
-///   "noise: bf16: repeats disagree (medians 2.20-3.79 ms, 72% apart > 10%); ~12 repeats would
-///   resolve 2% (now 3)\n"; "" when every variant is stable.
+/// The lines under the table: why a speedup is inconclusive, a busy machine, and one warning
+/// per unstable variant, e.g.
+///   "inconclusive: bf16: the interval reaches beyond ±2%; ~12 repeats would resolve it (now 3)\n"
+///   "noise: bf16: repeats disagree (medians 2.20-3.79 ms, 72% apart > 10%)\n"; "" when none.
 std::string RenderNoise(const std::vector<VariantRow>& rows);
 
 /// What an exported report names besides its rows.

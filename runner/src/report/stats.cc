@@ -1,54 +1,13 @@
 #include "report/stats.h"
 
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <stdexcept>
 
 namespace runx::report {
-namespace {
-
-void CheckSide(const std::vector<Repeat>& side, const char* name) {
-  if (side.empty()) {
-    throw std::invalid_argument(fmt::format("bootstrap: the {} has no repeat", name));
-  }
-  for (size_t r = 0; r < side.size(); ++r) {
-    if (side[r].empty()) {
-      throw std::invalid_argument(
-          fmt::format("bootstrap: repeat {} of the {} has no measured step", r, name));
-    }
-    for (const StepSample& s : side[r]) {
-      if (!(s.wall_ms > 0) || s.samples < 0) {
-        throw std::invalid_argument(fmt::format(
-            "bootstrap: a step of repeat {} of the {} has wall time {} ms and {} samples; "
-            "expected a positive time and samples >= 0",
-            r, name, s.wall_ms, s.samples));
-      }
-    }
-  }
-}
-
-// The pooled throughput of one resample of `side`.
-double ResampledThroughput(const std::vector<Repeat>& side, std::mt19937_64& rng) {
-  double samples = 0;
-  double wall_ms = 0;
-  for (size_t i = 0; i < side.size(); ++i) {
-    size_t pick = 0;
-    if (side.size() > 1) pick = std::uniform_int_distribution<size_t>(0, side.size() - 1)(rng);
-    const Repeat& repeat = side[pick];
-    std::uniform_int_distribution<size_t> step(0, repeat.size() - 1);
-    for (size_t j = 0; j < repeat.size(); ++j) {
-      const StepSample& s = repeat[step(rng)];
-      samples += s.samples;
-      wall_ms += s.wall_ms;
-    }
-  }
-  return samples / wall_ms * 1000.0;
-}
-
-}  // namespace
 
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) throw std::invalid_argument("percentile of no values");
@@ -80,34 +39,96 @@ double Throughput(const std::vector<Repeat>& repeats) {
   return samples / wall_ms * 1000.0;
 }
 
-SpeedupInterval BootstrapSpeedup(const std::vector<Repeat>& baseline,
-                                 const std::vector<Repeat>& variant, int resamples,
-                                 uint64_t seed) {
-  CheckSide(baseline, "baseline");
-  CheckSide(variant, "variant");
-  if (resamples < 1) {
-    throw std::invalid_argument(fmt::format("bootstrap: {} resamples; expected 1 or more",
-                                            resamples));
-  }
-  const double base = Throughput(baseline);
-  if (!(base > 0)) throw std::invalid_argument("bootstrap: the baseline processed no samples");
+bool Spread::known() const { return df >= kMinSpreadDf; }
 
-  std::mt19937_64 rng(seed);
-  std::vector<double> speedups;
-  speedups.reserve(static_cast<size_t>(resamples));
-  for (int i = 0; i < resamples; ++i) {
-    const double b = ResampledThroughput(baseline, rng);
-    const double v = ResampledThroughput(variant, rng);
-    speedups.push_back(v / b);
+Spread PoolLogSpread(const std::vector<std::vector<double>>& groups) {
+  Spread s;
+  double squares = 0;
+  for (const std::vector<double>& group : groups) {
+    s.values += static_cast<int>(group.size());
+    if (group.size() < 2) continue;
+    double mean = 0;
+    for (const double l : group) mean += l;
+    mean /= static_cast<double>(group.size());
+    for (const double l : group) squares += (l - mean) * (l - mean);
+    s.df += static_cast<int>(group.size()) - 1;
   }
-  SpeedupInterval out;
-  out.estimate = Throughput(variant) / base;
-  out.low = Percentile(speedups, 0.025);
-  out.high = Percentile(std::move(speedups), 0.975);
-  out.significant = out.low > 1.0 || out.high < 1.0;
-  out.resamples = resamples;
-  out.seed = seed;
+  if (s.df > 0) s.sd = std::sqrt(squares / s.df);
+  return s;
+}
+
+Spread PoolSpread(const std::vector<std::vector<double>>& groups) {
+  std::vector<std::vector<double>> logs;
+  for (const std::vector<double>& group : groups) {
+    std::vector<double>& out = logs.emplace_back();
+    for (const double x : group) {
+      if (!(x > 0)) throw std::invalid_argument(fmt::format("spread of a throughput of {} samples/s", x));
+      out.push_back(std::log(x));
+    }
+  }
+  return PoolLogSpread(logs);
+}
+
+LogRatioError ErrorOfLogRatio(const SpreadEvidence& e, int processes_a, int processes_b, bool same_run) {
+  if (processes_a < 1 || processes_b < 1) return {};
+  const double inv = 1.0 / processes_a + 1.0 / processes_b;
+  const double n = std::max(1.0, e.processes_per_run);
+  const double w2 = e.within.sd * e.within.sd;
+  const double b2 = e.between.sd * e.between.sd;
+  LogRatioError out;
+  if (same_run) {
+    if (e.within.known()) return {std::sqrt(w2 * inv), e.within.df};
+    if (e.between.known()) return {std::sqrt(n * b2 * inv), e.between.df};
+    return {};
+  }
+  if (e.between.known()) {
+    if (e.within.known()) {
+      const double run2 = std::max(0.0, b2 - w2 / n);
+      return {std::sqrt(2 * run2 + w2 * inv), std::min(e.between.df, e.within.df)};
+    }
+    return {std::sqrt(b2 * std::max(2.0, n * inv)), e.between.df};
+  }
+  if (e.within.known()) return {std::sqrt(w2 * inv), e.within.df};
   return out;
+}
+
+double StudentTQuantile(double p, double df) {
+  return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
+}
+
+std::optional<RatioInterval> IntervalOfRatio(double estimate, const LogRatioError& error) {
+  if (!error.known() || !(estimate > 0)) return std::nullopt;
+  const double half = StudentTQuantile(0.975, error.df) * error.se;
+  return RatioInterval{estimate * std::exp(-half), estimate * std::exp(half)};
+}
+
+std::optional<int> RepeatsToResolve(const SpreadEvidence& evidence, bool same_run, double threshold) {
+  if (!(threshold > 0)) return std::nullopt;
+  const double target = std::log1p(threshold);
+  // Whether n processes a side resolve it; nullopt when the spread is not known.
+  const auto resolves = [&](int n) -> std::optional<bool> {
+    const LogRatioError e = ErrorOfLogRatio(evidence, n, n, same_run);
+    if (!e.known()) return std::nullopt;
+    return StudentTQuantile(0.975, e.df) * e.se <= target;
+  };
+  int low = 1;  // does not resolve (or is below the minimum of 2)
+  for (int n = 2; n <= (1 << 20); n *= 2) {
+    const auto r = resolves(n);
+    if (!r) return std::nullopt;
+    if (*r) {
+      while (n - low > 1) {  // the first n that resolves, between low and n
+        const int mid = low + (n - low) / 2;
+        if (*resolves(mid)) {
+          n = mid;
+        } else {
+          low = mid;
+        }
+      }
+      return std::max(2, n);
+    }
+    low = n;
+  }
+  return std::nullopt;
 }
 
 }  // namespace runx::report

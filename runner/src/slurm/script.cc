@@ -104,6 +104,7 @@ std::string ArrayScript(const JobSpec& spec) {
       fmt::format("{} run {} --shard \"$shard/{}\" --db \"$store\"", runx, ShellQuote(spec.experiment), spec.shards);
   if (spec.force) run += " --force";
   if (spec.any_build) run += " --any-build";
+  if (!spec.sweep_id.empty()) run += " --sweep-id " + ShellQuote(spec.sweep_id);
   for (const auto& o : spec.overrides) run += " --set " + ShellQuote(o);
   out += run + "\n";
   out += "status=$?\n";

@@ -36,6 +36,9 @@ struct JobSpec {
   bool reuse = true;       ///< start each shard store from the seed store, if there is one (its ok trials are reused)
   bool force = false;      ///< runx run --force
   bool any_build = false;  ///< runx run --any-build
+  /// runx run --sweep-id of every task: the shards are one sweep in the merged store, one run for
+  /// the speedup table, compare, history and the report. Empty: none passed.
+  std::string sweep_id;
 };
 
 /// The merge job's name: `runx-merge-` and a hash of the store's path, the same for every

@@ -3,6 +3,8 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
+#include "store/sweeps.h"
+
 namespace runx::store {
 namespace {
 
@@ -24,8 +26,8 @@ std::map<int64_t, std::vector<LossPoint>> ReadLossCurves(Store& store, int64_t r
   try {
     RequireRun(store, run_id);
     SQLite::Statement q(store.db(),
-                        "SELECT s.trial_id, s.loss FROM run_trials rt JOIN steps s ON s.trial_id = rt.trial_id "
-                        "WHERE rt.run_id = ? AND s.phase IN ('warmup', 'measure') "
+                        "SELECT s.trial_id, s.loss FROM steps s "
+                        "WHERE s.trial_id IN " RUNX_SWEEP_TRIALS_OF("?") " AND s.phase IN ('warmup', 'measure') "
                         "ORDER BY s.trial_id, s.phase = 'measure', s.step");
     q.bind(1, run_id);
     int64_t trial = -1;
@@ -48,8 +50,9 @@ std::map<int64_t, std::map<std::string, double>> ReadSummaryMetrics(Store& store
   try {
     RequireRun(store, run_id);
     SQLite::Statement q(store.db(),
-                        "SELECT m.trial_id, m.value FROM run_trials rt JOIN metrics m ON m.trial_id = rt.trial_id "
-                        "WHERE rt.run_id = ? AND m.step IS NULL AND m.value IS NOT NULL AND m.name = ? "
+                        "SELECT m.trial_id, m.value FROM metrics m "
+                        "WHERE m.trial_id IN " RUNX_SWEEP_TRIALS_OF("?") " AND m.step IS NULL AND m.value IS NOT NULL "
+                        "AND m.name = ? "
                         "ORDER BY m.trial_id");
     for (const std::string& name : names) {
       q.bind(1, run_id);
@@ -69,9 +72,8 @@ std::vector<StepMetric> ReadStepMetrics(Store& store, int64_t run_id, const std:
     RequireRun(store, run_id);
     // substr rather than LIKE: '_' in a prefix such as auto_batch is no wildcard.
     SQLite::Statement q(store.db(),
-                        "SELECT m.trial_id, m.name, m.step, m.value FROM run_trials rt "
-                        "JOIN metrics m ON m.trial_id = rt.trial_id "
-                        "WHERE rt.run_id = ?1 AND m.step IS NOT NULL AND m.value IS NOT NULL "
+                        "SELECT m.trial_id, m.name, m.step, m.value FROM metrics m "
+                        "WHERE m.trial_id IN " RUNX_SWEEP_TRIALS_OF("?1") " AND m.step IS NOT NULL AND m.value IS NOT NULL "
                         "AND substr(m.name, 1, length(?2)) = ?2 ORDER BY m.trial_id, m.step, m.name");
     q.bind(1, run_id);
     q.bind(2, prefix);

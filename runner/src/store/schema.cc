@@ -265,6 +265,27 @@ void CheckNotNewer(int version, int latest, const std::string& path) {
 // to stores of version 4, whose views are only rebuilt by a migration.
 constexpr const char* kSchemaV5 = "SELECT 1;";
 
+// Version 6: what a verdict rests on, and runs as users know them (docs/design.md, "Verdicts").
+// A run may be one shard of a sweep that ran as several runs (`--shard`, `runx submit`): the
+// runs of one sweep share `sweep_uid` (NULL: the run is a sweep of its own). The commit of the
+// user's repository holding the experiment file, a tag and a note. variant_stats keeps the
+// verdict of the end-of-run table and the standard error of ln(speedup) behind its interval, from
+// the spread between processes, with its degrees of freedom; its bootstrap
+// columns (resamples, seed) stay for the rows of older runs.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE runs ADD COLUMN sweep_uid      TEXT;
+ALTER TABLE runs ADD COLUMN user_git_sha   TEXT;
+ALTER TABLE runs ADD COLUMN user_git_dirty INTEGER CHECK (user_git_dirty IN (0, 1));
+ALTER TABLE runs ADD COLUMN tag            TEXT;
+ALTER TABLE runs ADD COLUMN note           TEXT;
+CREATE INDEX runs_sweep_uid ON runs(sweep_uid);
+CREATE INDEX runs_tag ON runs(tag);
+
+ALTER TABLE variant_stats ADD COLUMN verdict    TEXT;
+ALTER TABLE variant_stats ADD COLUMN speedup_se REAL;
+ALTER TABLE variant_stats ADD COLUMN speedup_df INTEGER;
+)sql";
+
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
@@ -272,6 +293,7 @@ const std::vector<Migration>& Migrations() {
       {3, kSchemaV3},
       {4, kSchemaV4},
       {5, kSchemaV5},
+      {6, kSchemaV6},
   };
   return kMigrations;
 }

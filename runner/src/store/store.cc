@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
 #include "store/schema.h"
+#include "store/sweeps.h"
 
 namespace runx::store {
 namespace {
@@ -121,6 +123,26 @@ int64_t Store::AddExperiment(const std::string& name, const std::string& path,
   }
 }
 
+namespace {
+
+// The sweep a shard joins: that of the newest run of its plan and shard count whose sweep has no
+// run of this shard yet; "" for a run that is not a shard or finds none.
+std::string JoinedSweep(SQLite::Database& db, const RunInfo& info) {
+  const size_t slash = info.shard.find('/');
+  if (slash == std::string::npos || info.shard.substr(slash + 1) == "1") return "";
+  SQLite::Statement q(db,
+                      "SELECT " RUNX_SWEEP_KEY("r") " FROM runs r WHERE r.plan_hash = ?1 AND r.shard <> ?2 "
+                      "AND substr(r.shard, instr(r.shard, '/')) = ?3 AND NOT EXISTS (SELECT 1 FROM runs o WHERE "
+                      RUNX_SWEEP_KEY("o") " = " RUNX_SWEEP_KEY("r") " AND o.shard = ?2) "
+                      "ORDER BY r.started_at DESC, r.id DESC LIMIT 1");
+  q.bind(1, info.plan_hash);
+  q.bind(2, info.shard);
+  q.bind(3, info.shard.substr(slash));
+  return q.executeStep() ? q.getColumn(0).getString() : "";
+}
+
+}  // namespace
+
 int64_t Store::BeginRun(const RunInfo& info) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -131,7 +153,8 @@ int64_t Store::BeginRun(const RunInfo& info) {
         *db_,
         "INSERT INTO runs (experiment_id, started_at, status, host, runx_version, git_sha, "
         "command, overrides, git_dirty, build_type, runx_build, pid, pid_token, plan_hash, "
-        "reuse_floor, any_build, force, shard) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "reuse_floor, any_build, force, shard, sweep_uid, user_git_sha, user_git_dirty, tag, note) "
+        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, info.experiment_id);
     insert.bind(2, info.started_at);
     insert.bind(3, info.host);
@@ -153,6 +176,23 @@ int64_t Store::BeginRun(const RunInfo& info) {
     insert.bind(15, info.any_build ? 1 : 0);
     insert.bind(16, info.force ? 1 : 0);
     insert.bind(17, info.shard);
+    const auto text_or_null = [&](int index, const std::string& text) {
+      if (text.empty()) {
+        insert.bind(index);
+      } else {
+        insert.bind(index, text);
+      }
+    };
+    const RunContext& c = info.context;
+    text_or_null(18, c.sweep_uid.empty() ? JoinedSweep(*db_, info) : c.sweep_uid);
+    text_or_null(19, c.user_git_sha);
+    if (c.user_git_dirty) {
+      insert.bind(20, *c.user_git_dirty ? 1 : 0);
+    } else {
+      insert.bind(20);
+    }
+    text_or_null(21, c.tag);
+    text_or_null(22, c.note);
     insert.exec();
     const int64_t id = db_->getLastInsertRowid();
     tx.commit();
@@ -526,25 +566,39 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
     if (!run.executeStep()) {
       throw StoreError(fmt::format("no run {} in results store '{}'", run_id, path_));
     }
+    // The trials of the run's sweep (its own when it ran alone), each once: a trial that two
+    // shards share is reused by one of them. Reused means measured outside the sweep.
     SQLite::Statement trials(*db_,
-                             "SELECT t.id, rt.label, rt.is_baseline, t.status, rt.repeat_index "
-                             "FROM run_trials rt JOIN trials t ON t.id = rt.trial_id "
-                             "WHERE rt.run_id = ? ORDER BY rt.order_index, t.id");
+                             "SELECT t.id, rt.label, rt.is_baseline, t.status, rt.repeat_index, "
+                             "t.run_id NOT IN " RUNX_SWEEP_RUNS_OF("?1") ", "
+                             "coalesce(t.config_hash, ''), coalesce(t.env_hash, ''), coalesce(t.platform_hash, ''), "
+                             "coalesce(m.host, ''), coalesce(" RUNX_SWEEP_KEY("m") ", '') "
+                             "FROM run_trials rt JOIN trials t ON t.id = rt.trial_id LEFT JOIN runs m ON m.id = t.run_id "
+                             "WHERE rt.run_id IN " RUNX_SWEEP_RUNS_OF("?1") " ORDER BY rt.order_index, t.id");
     trials.bind(1, run_id);
+    std::set<int64_t> seen;
     SQLite::Statement steps(*db_,
                             "SELECT wall_ms, samples FROM steps WHERE trial_id = ? "
                             "AND phase = 'measure' AND wall_ms > 0 ORDER BY step");
     SQLite::Statement metrics(*db_,
                               "SELECT name, value FROM metrics WHERE trial_id = ? AND step IS NULL "
                               "AND value IS NOT NULL "
-                              "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy')");
+                              "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy', 'noise.other_cpus', "
+                              "'noise.cpus', 'noise.trial_cpus')");
     while (trials.executeStep()) {
       RunTrial t;
       t.trial_id = trials.getColumn(0).getInt64();
+      if (!seen.insert(t.trial_id).second) continue;
       t.label = trials.getColumn(1).getString();
       t.is_baseline = trials.getColumn(2).getInt() != 0;
       t.status = ReadTrialStatus(trials.getColumn(3).getString(), t.trial_id);
       t.repeat_index = trials.getColumn(4).getInt();
+      t.reused = trials.getColumn(5).getInt() != 0;
+      t.config_hash = trials.getColumn(6).getString();
+      t.env_hash = trials.getColumn(7).getString();
+      t.platform_hash = trials.getColumn(8).getString();
+      t.host = trials.getColumn(9).getString();
+      t.sweep = trials.getColumn(10).getString();
       if (t.status == TrialStatus::kOk) {
         steps.bind(1, t.trial_id);
         while (steps.executeStep()) {
@@ -558,6 +612,9 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
           if (name == "peak_mem_bytes") t.peak_mem_bytes = value;
           if (name == "final_loss") t.final_loss = value;
           if (name == "accuracy") t.accuracy = value;
+          if (name == "noise.other_cpus") t.other_cpus = value;
+          if (name == "noise.cpus") t.cpus = value;
+          if (name == "noise.trial_cpus") t.trial_cpus = value;
         }
         metrics.reset();
       }
@@ -592,8 +649,8 @@ void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow
         *db_,
         "INSERT INTO variant_stats (run_id, label, is_baseline, trials, ok_trials, "
         "step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, speedup, speedup_ci_low, "
-        "speedup_ci_high, significant, accuracy_delta, resamples, seed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "speedup_ci_high, significant, accuracy_delta, verdict, speedup_se, speedup_df) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const VariantStatsRow& r : rows) {
       insert.bind(1, run_id);
       insert.bind(2, r.label);
@@ -610,10 +667,9 @@ void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow
       BindOptional(insert, 13, r.significant ? std::optional<int>(*r.significant ? 1 : 0)
                                              : std::nullopt);
       BindOptional(insert, 14, r.accuracy_delta);
-      BindOptional(insert, 15, r.resamples);
-      // SQLite integers are signed: a seed >= 2^63 is stored as its two's-complement bits.
-      BindOptional(insert, 16, r.seed ? std::optional<int64_t>(static_cast<int64_t>(*r.seed))
-                                      : std::nullopt);
+      BindOptional(insert, 15, r.verdict);
+      BindOptional(insert, 16, r.speedup_se);
+      BindOptional(insert, 17, r.speedup_df);
       insert.exec();
       insert.reset();
     }

@@ -65,6 +65,20 @@ struct TrialRecord {
   std::map<std::string, std::string> environment;
 };
 
+/// What a run is part of and what its user says of it, beyond the experiment and the build.
+struct RunContext {
+  /// The sweep this run is part of, shared by the runs of one sweep that ran as several runs
+  /// (`runx submit`'s array tasks, `--sweep-id`); empty: a sweep of its own (stored as NULL),
+  /// unless it is a shard that joins the other shards of its plan on this store (BeginRun).
+  std::string sweep_uid;
+  /// The commit of the git repository holding the experiment file, without a -dirty suffix;
+  /// empty outside a repository.
+  std::string user_git_sha;
+  std::optional<bool> user_git_dirty;  ///< uncommitted changes to its tracked files
+  std::string tag;   ///< --tag; empty: none
+  std::string note;  ///< --note; empty: none
+};
+
 /// One invocation of runx: what ran, with which build, by which process.
 struct RunInfo {
   int64_t experiment_id = 0;
@@ -83,6 +97,7 @@ struct RunInfo {
   std::string shard = "0/1";   ///< the part of the plan this run runs (--shard i/n)
   bool force = false;          ///< reuse nothing recorded before this run
   bool any_build = false;      ///< reuse results of other runx builds
+  RunContext context;
 };
 
 /// Whether the process (host, pid, pid_token) of a run is still alive. Runs of other hosts
@@ -125,19 +140,31 @@ struct ResumableRun {
   bool any_build = false;
 };
 
-/// One trial of a run as the report reads it: its place in the run, its status and, for ok
-/// trials, its measured steps (wall ms, samples; positive wall times only, in step order) and
-/// summary metrics.
+/// One trial of a run as the report reads it: its place in the run, its identities, its status
+/// and, for ok trials, its measured steps (wall ms, samples; positive wall times only, in step
+/// order) and summary metrics.
 struct RunTrial {
   int64_t trial_id = 0;
   std::string label;
   bool is_baseline = false;
   int repeat_index = 0;
+  bool reused = false;  ///< the run reused it: another run measured it
   TrialStatus status = TrialStatus::kOk;
+  std::string config_hash;    ///< '' for trials migrated from a schema 1 or 2 store
+  std::string env_hash;
+  std::string platform_hash;
+  std::string host;           ///< of the run that measured it
+  std::string sweep;          ///< the sweep key of the run that measured it (coalesce(sweep_uid, uid))
   std::vector<std::pair<double, double>> measured_steps;
   std::optional<double> peak_mem_bytes;
   std::optional<double> final_loss;
   std::optional<double> accuracy;
+  /// What else ran during its measured steps (metrics noise.other_cpus, noise.cpus,
+  /// noise.trial_cpus): the CPUs other processes used on average, the machine's CPUs, and the
+  /// CPUs the trial's own process used.
+  std::optional<double> other_cpus;
+  std::optional<double> cpus;
+  std::optional<double> trial_cpus;
 };
 
 /// The figures of one variant (all repeats of one label) of a run, as the end-of-run report
@@ -156,8 +183,9 @@ struct VariantStatsRow {
   std::optional<double> speedup_ci_high;
   std::optional<bool> significant;        ///< the interval excludes 1
   std::optional<double> accuracy_delta;   ///< median accuracy minus the baseline's (absolute)
-  std::optional<int64_t> resamples;       ///< bootstrap resamples behind the interval
-  std::optional<uint64_t> seed;           ///< bootstrap seed (stored as its int64 bit pattern)
+  std::optional<std::string> verdict;     ///< faster | slower | no change | inconclusive
+  std::optional<double> speedup_se;       ///< standard error of ln(speedup) behind the interval
+  std::optional<int64_t> speedup_df;      ///< its degrees of freedom
 };
 
 /// The schema version this runx writes and understands (the last migration's); a store with a
@@ -179,6 +207,9 @@ class Store {
                         const std::string& yaml_text, const std::string& sha256);
 
   /// Starts a run (status 'running'). A forced run reuses no trial recorded before it started.
+  /// A shard (shard i/n, n > 1) without a sweep_uid joins the sweep of the newest run of the
+  /// same plan and shard count whose sweep has no shard i yet: shards run into one store are one
+  /// sweep.
   int64_t BeginRun(const RunInfo& info);
   /// The latest interrupted run of `plan_hash` and `shard`, for --resume.
   std::optional<ResumableRun> FindInterruptedRun(const std::string& plan_hash, const std::string& shard);
@@ -208,8 +239,10 @@ class Store {
   /// releases its claim, atomically; returns its id.
   int64_t RecordTrial(const TrialRecord& trial);
 
-  /// The trials of run `run_id` (executed and reused), ordered by order_index, then id.
-  /// Throws StoreError when there is no such run.
+  /// The trials of run `run_id`'s sweep (executed and reused): of the run itself, or, when it is
+  /// one of several runs of a sweep (shards, RunInfo::sweep_uid), of all of them, each trial once;
+  /// `reused` when a run outside the sweep measured it. Ordered by order_index, then id. Throws
+  /// StoreError when there is no such run.
   std::vector<RunTrial> ReadRunTrials(int64_t run_id);
   /// Replaces the variant_stats rows of `run_id` by `rows`, in one transaction.
   void RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow>& rows);

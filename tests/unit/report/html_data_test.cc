@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "html_fixture.h"
 #include "test_support.h"
 
@@ -22,26 +24,25 @@ class HtmlData : public store::testing::TempDirTest {
   std::string db_;
 };
 
-TEST_F(HtmlData, SpeedupsComeFromTheReportsBootstrapWithTheRunsSeed) {
+TEST_F(HtmlData, SpeedupsAreTheEndOfRunTables) {
   store::Store store = store::Store::Open(db_);
   const RunReport r = BuildRunReport(store, 4, {});
-  EXPECT_EQ(r.seed, 7u);
   ASSERT_EQ(r.variants.size(), 2u);
   EXPECT_EQ(r.variants[0].label, "baseline");
   EXPECT_TRUE(r.variants[0].is_baseline);
   EXPECT_FALSE(r.variants[0].speedup);
   ASSERT_TRUE(r.variants[1].speedup);
-  const SpeedupInterval& s = *r.variants[1].speedup;
+  const Ratio& s = *r.variants[1].speedup;
   EXPECT_DOUBLE_EQ(s.estimate, 2.0);  // every step of `fast` takes half the baseline's time
-  EXPECT_LT(s.low, 2.0);
-  EXPECT_GT(s.high, 2.0);
-  EXPECT_TRUE(s.significant);
-  EXPECT_EQ(s.seed, 7u);
-  EXPECT_EQ(s.resamples, kDefaultResamples);
-  // The same interval as the end-of-run report's (Summarize with the run's seed).
-  const auto rows = Summarize(store, 4, 7);
-  EXPECT_DOUBLE_EQ(rows[1].speedup->low, s.low);
-  EXPECT_DOUBLE_EQ(rows[1].speedup->high, s.high);
+  ASSERT_TRUE(s.interval);
+  EXPECT_LE(s.interval->low, 2.0);
+  EXPECT_GE(s.interval->high, 2.0);
+  EXPECT_TRUE(s.significant());
+  EXPECT_EQ(s.change, Change::kFaster);
+  // The same interval as the end-of-run report's.
+  const auto rows = Summarize(store, 4);
+  EXPECT_DOUBLE_EQ(rows[1].speedup->interval->low, s.interval->low);
+  EXPECT_DOUBLE_EQ(rows[1].speedup->interval->high, s.interval->high);
 }
 
 TEST_F(HtmlData, StepBoxesAndPoints) {
@@ -168,7 +169,8 @@ TEST_F(HtmlData, OneHistoryPerExperimentWithCompareVerdicts) {
   const HistoryRun& newest = report.histories[0].runs[0];
   EXPECT_EQ(newest.run.id, 4);
   ASSERT_TRUE(newest.variants[0].vs_previous);
-  EXPECT_EQ(newest.variants[0].vs_previous->verdict.change, Change::kSlower);  // 788 vs 1016 samples/s
+  // 788 vs 1016 samples/s, two processes against one: no earlier run tells how runs differ.
+  EXPECT_EQ(newest.variants[0].vs_previous->ratio->change, Change::kInconclusive);
   EXPECT_FALSE(newest.variants[1].vs_previous);                                // fast is new
   EXPECT_EQ(report.histories[1].experiment, "resnet_cl");
   HtmlOptions two;
@@ -177,15 +179,64 @@ TEST_F(HtmlData, OneHistoryPerExperimentWithCompareVerdicts) {
   EXPECT_THROW(BuildHtmlReport(store, {9}, {}), store::StoreError);
 }
 
-TEST_F(HtmlData, TheSeedIsThePlansOrderSeed) {
-  store::RunOverview run;
-  EXPECT_EQ(ReportSeed(run), 0u);
-  run.environment["plan.order_seed"] = "18446744073709551615";
-  EXPECT_EQ(ReportSeed(run), 18446744073709551615u);
-  run.environment["plan.order_seed"] = "-3";
-  EXPECT_EQ(ReportSeed(run), 0u);
-  run.environment["plan.order_seed"] = "12x";
-  EXPECT_EQ(ReportSeed(run), 0u);
+// A whisker of the history: the processes' mean throughput (on logs) ± Student's t, none for one.
+TEST(HtmlProcessInterval, TheMeanOfTheProcessesOnLogs) {
+  EXPECT_FALSE(ProcessInterval({}));
+  EXPECT_FALSE(ProcessInterval({1000}));
+  EXPECT_FALSE(ProcessInterval({1000, 0}));
+  const auto same = ProcessInterval({500, 500, 500});
+  ASSERT_TRUE(same);
+  EXPECT_NEAR(same->low, 500, 1e-9);
+  EXPECT_NEAR(same->high, 500, 1e-9);
+  EXPECT_EQ(same->processes, 3);
+  // ln 90, ln 100, ln 110: mean ln 99.67, sd 0.1002; t(0.975, 2) = 4.3027.
+  const auto three = ProcessInterval({90, 100, 110});
+  ASSERT_TRUE(three);
+  const double l[] = {std::log(90.0), std::log(100.0), std::log(110.0)};
+  const double mean = (l[0] + l[1] + l[2]) / 3;
+  double squares = 0;
+  for (const double x : l) squares += (x - mean) * (x - mean);
+  const double half = 4.302652729911275 * std::sqrt(squares / 2) / std::sqrt(3.0);
+  EXPECT_NEAR(three->low, std::exp(mean - half), 1e-6);
+  EXPECT_NEAR(three->high, std::exp(mean + half), 1e-6);
+  EXPECT_LT(three->low, 90);  // three processes say little: wider than their range
+  EXPECT_GT(three->high, 110);
+}
+
+// A point has an interval from three processes on (kMinSpreadDf + 1): runs 4 and 1 have two a
+// variant at most, and none.
+TEST_F(HtmlData, AHistoryPointHasAnIntervalFromThreeProcesses) {
+  const int64_t three = testing::AddThreeProcessRun(db_);
+  store::Store store = store::Store::Open(db_);
+  const HtmlReport report = BuildHtmlReport(store, {three}, {});
+  const std::vector<HistoryInterval>& intervals = report.histories[0].intervals;
+  ASSERT_EQ(intervals.size(), 1u);
+  EXPECT_EQ(intervals[0].run_id, three);
+  EXPECT_EQ(intervals[0].label, "baseline");
+  EXPECT_EQ(intervals[0].interval.processes, 3);
+  const auto expected = ProcessInterval({320 / 310.0 * 1000, 320 / 320.0 * 1000, 320 / 340.0 * 1000});
+  EXPECT_NEAR(intervals[0].interval.low, expected->low, 1e-9);
+  EXPECT_NEAR(intervals[0].interval.high, expected->high, 1e-9);
+  EXPECT_FALSE(ProcessInterval({1000, 1100}));  // two processes: t(0.975, 1) would say nothing
+}
+
+// Exactly two distinct runs: the second against the first, as `runx compare A B`.
+TEST_F(HtmlData, TwoRunsAreCompared) {
+  store::Store store = store::Store::Open(db_);
+  HtmlOptions options;
+  options.threshold = 0.05;
+  const HtmlReport two = BuildHtmlReport(store, {1, 2}, options);
+  ASSERT_TRUE(two.comparison);
+  EXPECT_EQ(two.comparison->a.id, 1);
+  EXPECT_EQ(two.comparison->b.id, 2);
+  EXPECT_EQ(two.comparison->comparison.threshold, 0.05);
+  ASSERT_EQ(two.comparison->comparison.variants.size(), 2u);
+  EXPECT_EQ(two.comparison->comparison.only_in_a, std::vector<std::string>{"fp16"});
+  EXPECT_EQ(two.comparison->remarks.front(), "only in A: fp16");
+  EXPECT_FALSE(two.comparison->environment.empty());  // another runx build
+  EXPECT_FALSE(BuildHtmlReport(store, {1}, {}).comparison);
+  EXPECT_FALSE(BuildHtmlReport(store, {1, 1}, {}).comparison);  // one run
+  EXPECT_FALSE(BuildHtmlReport(store, {1, 2, 4}, {}).comparison);
 }
 
 }  // namespace

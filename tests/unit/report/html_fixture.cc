@@ -1,5 +1,7 @@
 #include "html_fixture.h"
 
+#include <fmt/format.h>
+
 namespace runx::report::testing {
 
 void AddRun4(const std::string& db) {
@@ -44,6 +46,47 @@ void AddRun4(const std::string& db) {
     }
   }
   store.EndRun(run, RunStatus::kOk, "2026-12-04T11:00:00Z");
+}
+
+void AddSteadyRuns(const std::string& db) {
+  store::Store store = store::Store::Open(db);
+  const int64_t steady = store.AddExperiment("steady", "steady.yaml", "name: steady\n", "sha-steady");
+  int day = 10;
+  for (const double ms : {60.0, 61.0, 60.0, 61.0, 80.0, 60.0}) {
+    store::RunInfo info;
+    info.experiment_id = steady;
+    info.started_at = fmt::format("2026-12-{}T10:00:00Z", day);
+    info.host = "box";
+    info.git_sha = "cccc333";
+    info.git_dirty = false;
+    if (day >= 14) info.context.user_git_sha = "1234567abc";
+    if (day >= 14) info.context.user_git_dirty = day == 15;
+    if (day == 15) info.context.tag = "fix";
+    const int64_t run = store.BeginRun(info);
+    // 5 measured steps of ms..ms+4 ms, 64 samples each; the metric as the engine computes it.
+    store.RecordTrial(store::testing::MakeTrial(run, 0, {"steady", true, 0, "ok", "", 320 / (5 * ms + 10) * 1000, ms}));
+    store.EndRun(run, RunStatus::kOk, info.started_at);
+    ++day;
+  }
+}
+
+int64_t AddThreeProcessRun(const std::string& db) {
+  store::Store store = store::Store::Open(db);
+  const int64_t mlp = store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
+  store::RunInfo info;
+  info.experiment_id = mlp;
+  info.started_at = "2026-12-20T10:00:00Z";
+  info.host = "box";
+  info.git_sha = "dddd444";
+  const int64_t run = store.BeginRun(info);
+  int order = 0;
+  for (const double ms : {60.0, 62.0, 66.0}) {
+    store.RecordTrial(
+        store::testing::MakeTrial(run, order, {"baseline", true, order, "ok", "", 320 / (5 * ms + 10) * 1000, ms}));
+    ++order;
+  }
+  store.EndRun(run, RunStatus::kOk, info.started_at);
+  return run;
 }
 
 }  // namespace runx::report::testing

@@ -1,6 +1,6 @@
 #pragma once
 // The store the HTML report's tests read: the example store (test_support.h) plus a run 4 of
-// mlp_amp whose figures are known by construction.
+// mlp_amp whose figures are known by construction, and an experiment whose history has verdicts.
 #include <string>
 
 #include "store/store.h"
@@ -19,5 +19,18 @@ namespace runx::report::testing {
 ///     samples/s, 20 MiB), 32 (out of memory); chosen 16.
 inline constexpr double kMiB = 1024.0 * 1024.0;
 void AddRun4(const std::string& db);
+
+/// Experiment 'steady' (after AddRun4: runs 5 to 10, started 2026-12-10 to 2026-12-15), one
+/// variant (`steady`, the baseline), one process a run, measured steps of 60, 61, 60, 61, 80 and
+/// 60 ms (+0..4 ms, 64 samples each). The first runs agree, so later comparisons have a verdict:
+/// run 9 is slower than run 8, run 10 faster than run 9. Runs 5 to 8 have no commit of the user's
+/// repository; runs 9 and 10 ran commit 1234567abc (10 with uncommitted changes), run 10 tagged 'fix'.
+inline constexpr int64_t kSteadyFirst = 5;
+void AddSteadyRuns(const std::string& db);
+
+/// A run of mlp_amp started 2026-12-20 whose baseline has three processes (repeats), of 5
+/// measured steps of 60..64, 62..66 and 66..70 ms (64 samples each): the fewest processes a
+/// history point's interval is drawn from (kMinSpreadDf + 1). Returns its id.
+int64_t AddThreeProcessRun(const std::string& db);
 
 }  // namespace runx::report::testing

@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "html_fixture.h"
 #include "report/vega_library.h"
@@ -38,6 +41,8 @@ TEST(HtmlTable, RightAlignedColumnsAndEscapedCells) {
   EXPECT_EQ(HtmlTable(t, "x"),
             "<table class=\"x\"><thead><tr><th>variant</th><th class=\"num\">ms</th></tr></thead><tbody>\n"
             "<tr><td>&lt;b&gt;</td><td class=\"num\">1.5</td></tr>\n</tbody></table>\n");
+  const auto marked = [](size_t row, size_t column) { return row == 0 && column == 1 ? "slower" : ""; };
+  EXPECT_NE(HtmlTable(t, "", marked).find("<td class=\"num slower\">1.5</td>"), std::string::npos);
 }
 
 class HtmlPage : public store::testing::TempDirTest {
@@ -77,9 +82,10 @@ TEST_F(HtmlPage, OnePageWithEveryChartAndTable) {
   // The tables: variants, environment (noise keys marked), history.
   EXPECT_NE(page.find("<table class=\"variants\">"), std::string::npos);
   EXPECT_NE(page.find("<tr class=\"noise\"><td>noise.cpu_governor</td><td>performance</td></tr>"), std::string::npos);
-  EXPECT_NE(page.find("<tr><td>bootstrap seed</td><td>7</td></tr>"), std::string::npos);
+  EXPECT_EQ(page.find("bootstrap seed"), std::string::npos);
   EXPECT_NE(page.find("<table class=\"history\">"), std::string::npos);
-  EXPECT_NE(page.find("▼ -22."), std::string::npos);
+  EXPECT_NE(page.find("-22."), std::string::npos);
+  EXPECT_EQ(page.find("▼ -22."), std::string::npos);  // one or two processes a run: no verdict
   EXPECT_NE(page.find("<pre id=\"runx-test-result\" hidden></pre>"), std::string::npos);
   // The same store gives the same page.
   EXPECT_EQ(page, RenderHtmlReport(BuildHtmlReport(store, {4}, {}), {"runx test", db_}, "/* the library */"));
@@ -99,6 +105,145 @@ TEST_F(HtmlPage, AbsentChartsAreSaidSo) {
   EXPECT_NE(bare.find("No speedup"), std::string::npos);
   EXPECT_NE(bare.find("No loss curve"), std::string::npos);
   EXPECT_NE(bare.find("No memory figures"), std::string::npos);
+}
+
+// The text of every cell of each body row of the first <table class="CLASS"> of `page`, unescaped.
+std::vector<std::vector<std::string>> TableRows(const std::string& page, const std::string& css_class) {
+  const auto unescape = [](std::string text) {
+    for (const auto& [entity, c] : {std::pair{"&lt;", "<"}, std::pair{"&gt;", ">"}, std::pair{"&quot;", "\""},
+                                    std::pair{"&#39;", "'"}, std::pair{"&amp;", "&"}}) {
+      for (size_t at = text.find(entity); at != std::string::npos; at = text.find(entity, at + 1)) {
+        text.replace(at, std::string(entity).size(), c);
+      }
+    }
+    return text;
+  };
+  std::vector<std::vector<std::string>> rows;
+  const size_t start = page.find("<table class=\"" + css_class + "\">");
+  if (start == std::string::npos) return rows;
+  const size_t end = page.find("</table>", start);
+  size_t at = page.find("<tbody>", start);
+  while ((at = page.find("<tr>", at)) != std::string::npos && at < end) {
+    const size_t row_end = page.find("</tr>", at);
+    std::vector<std::string> cells;
+    for (size_t cell = page.find("<td", at); cell != std::string::npos && cell < row_end;
+         cell = page.find("<td", cell + 1)) {
+      const size_t open = page.find('>', cell) + 1;
+      cells.push_back(unescape(page.substr(open, page.find("</td>", open) - open)));
+    }
+    rows.push_back(cells);
+    at = row_end;
+  }
+  return rows;
+}
+
+// "class: text" of each body cell of the first <table class="CLASS"> of `page` that has a class
+// besides "num".
+std::vector<std::string> ColouredCells(const std::string& page, const std::string& css_class) {
+  std::vector<std::string> out;
+  const size_t start = page.find("<table class=\"" + css_class + "\">");
+  if (start == std::string::npos) return out;
+  const size_t end = page.find("</table>", start);
+  for (size_t at = page.find("<td class=\"", start); at < end; at = page.find("<td class=\"", at + 1)) {
+    const size_t name = at + 11;
+    const std::string classes = page.substr(name, page.find('"', name) - name);
+    if (classes == "num") continue;
+    const size_t open = page.find('>', at) + 1;
+    out.push_back(classes + ": " + page.substr(open, page.find("</td>", open) - open));
+  }
+  return out;
+}
+
+// The cells of the rows of a markdown table in `text` (RenderComparison's), header and rule left out.
+std::vector<std::vector<std::string>> MarkdownRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  int seen = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| ", 0) != 0 || seen++ < 2) continue;
+    std::vector<std::string> cells;
+    for (size_t at = 2; at < line.size();) {
+      const size_t bar = line.find(" |", at);
+      cells.push_back(line.substr(at, bar - at));
+      at = bar + 3;
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// `runx report A B`: first of all what `runx compare A B` says, computed as it computes it (both
+// sides' trials in the spread book, the report's threshold), the same rows and lines.
+TEST_F(HtmlPage, TwoRunsBeginWithCompareTable) {
+  testing::AddSteadyRuns(db_);
+  store::Store store = store::Store::Open(db_);
+  for (const auto& [a, b] : {std::pair<int64_t, int64_t>{1, 2}, std::pair<int64_t, int64_t>{8, 9}}) {
+    HtmlOptions options;
+    options.threshold = 0.03;
+    const std::string page = RenderHtmlReport(BuildHtmlReport(store, {a, b}, options), {"runx test", db_}, "");
+    const CompareSide side_a{a, store.ReadRunTrials(a), std::nullopt};
+    const CompareSide side_b{b, store.ReadRunTrials(b), std::nullopt};
+    std::vector<store::RunTrial> both = side_a.trials;
+    both.insert(both.end(), side_b.trials.begin(), side_b.trials.end());
+    CompareOptions compare;
+    compare.threshold = 0.03;
+    const Comparison c = Compare(side_a, side_b, compare, SpreadBook::Read(store, both));
+    const std::string text = RenderComparison(c, store::ReadRunOverview(store, a), store::ReadRunOverview(store, b),
+                                              OutputFormat::kMarkdown, Gate::kOff);
+    const auto expected = MarkdownRows(text);
+    ASSERT_FALSE(expected.empty()) << text;
+    EXPECT_EQ(TableRows(page, "comparison"), expected) << text;
+    // Every line compare prints under its table (run 1 against 2: fp16 only in A, inconclusive
+    // verdicts), and the threshold it used.
+    std::istringstream under(text.substr(text.rfind("|\n") + 2));
+    std::string remarks;
+    for (std::string line; std::getline(under, line);) {
+      if (line.rfind("- ", 0) == 0) remarks += "<li>" + EscapeHtml(line.substr(2)) + "</li>";
+    }
+    if (a == 1) {
+      EXPECT_NE(remarks.find("<li>only in A: fp16</li><li>inconclusive: baseline: "), std::string::npos) << text;
+    }
+    EXPECT_NE(page.find(remarks.empty() ? "</table>" : "<ul class=\"remarks\">" + remarks + "</ul>"), std::string::npos)
+        << text;
+    EXPECT_NE(page.find("±3%"), std::string::npos);
+    // Before the runs' own sections, and first in the navigation.
+    const size_t section = page.find("<section id=\"comparison\">");
+    ASSERT_NE(section, std::string::npos);
+    EXPECT_LT(section, page.find("<section id=\"run-"));
+    EXPECT_NE(page.find(fmt::format("<h2>Run {} against run {}</h2>", b, a)), std::string::npos);
+    EXPECT_NE(page.find(fmt::format("<nav><a href=\"#comparison\">run {} against run {}</a>", b, a)),
+              std::string::npos);
+  }
+}
+
+// A verdict cell is coloured only for faster and slower.
+TEST_F(HtmlPage, OnlyVerdictsAreColouredInTheComparison) {
+  testing::AddSteadyRuns(db_);
+  store::Store store = store::Store::Open(db_);
+  const auto page = [&](int64_t a, int64_t b) {
+    return RenderHtmlReport(BuildHtmlReport(store, {a, b}, {}), {"runx test", db_}, "");
+  };
+  // 61 ms, then 80 ms, after runs that agree: slower; then back to 60 ms: faster.
+  EXPECT_EQ(ColouredCells(page(8, 9), "comparison"), std::vector<std::string>{"slower: slower"});
+  EXPECT_EQ(ColouredCells(page(9, 10), "comparison"), std::vector<std::string>{"faster: faster"});
+  // mlp_amp 1 and 2: inconclusive, in plain cells.
+  const std::string inconclusive = page(1, 2);
+  const auto rows = TableRows(inconclusive, "comparison");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][5], "inconclusive");
+  EXPECT_EQ(rows[1][5], "inconclusive");
+  EXPECT_EQ(ColouredCells(inconclusive, "comparison"), std::vector<std::string>{});
+}
+
+TEST_F(HtmlPage, OneVariantHasNothingToCompare) {
+  testing::AddSteadyRuns(db_);
+  store::Store store = store::Store::Open(db_);
+  const std::string page =
+      RenderHtmlReport(BuildHtmlReport(store, {testing::kSteadyFirst}, {}), {"runx test", db_}, "");
+  EXPECT_NE(page.find("<p class=\"absent\">One variant: nothing to compare"), std::string::npos);
+  EXPECT_EQ(page.find("id=\"run-5-speedup\""), std::string::npos);
+  EXPECT_EQ(page.find("No speedup"), std::string::npos);
+  EXPECT_EQ(page.find("<section id=\"comparison\">"), std::string::npos);  // one run: no comparison
 }
 
 TEST_F(HtmlPage, NamesAreEscapedEverywhere) {
@@ -130,14 +275,14 @@ TEST(HtmlEnvironment, RunFieldsThenItsKeys) {
   run.git_dirty = true;
   run.build_type = "Release";
   run.environment = {{"noise.load_average", "0.1 0.2 0.3"}, {"cpu", "x86"}};
-  const auto rows = EnvironmentRows(run, 5);
+  const auto rows = EnvironmentRows(run);
   ASSERT_GE(rows.size(), 3u);
   EXPECT_EQ(rows[0], (std::pair<std::string, std::string>{"run", "3"}));
   const auto has = [&](const std::string& k, const std::string& v) {
     return std::find(rows.begin(), rows.end(), std::pair<std::string, std::string>{k, v}) != rows.end();
   };
   EXPECT_TRUE(has("build", "abcdef1-dirty Release"));
-  EXPECT_TRUE(has("bootstrap seed", "5"));
+  EXPECT_TRUE(has("tag", "-"));
   EXPECT_TRUE(has("git dirty", "yes"));
   EXPECT_EQ(rows[rows.size() - 2].first, "cpu");  // the environment keys last, in key order
   EXPECT_EQ(rows.back().first, "noise.load_average");

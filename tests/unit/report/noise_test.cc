@@ -62,25 +62,5 @@ TEST(Noise, LimitsAreParameters) {
   EXPECT_EQ(c.reasons.front().rfind("step times vary (CV 1% > 0%)", 0), 0u) << c.reasons.front();
 }
 
-TEST(Noise, RepeatsNeededGrowWithTheSquareOfTheWidth) {
-  // Half-width 5% with 3 repeats; to 2%: 3 * 2.5^2 = 18.75 -> 19.
-  EXPECT_EQ(RepeatsNeeded(3, 0.05, 0.02), 19);
-  EXPECT_EQ(RepeatsNeeded(1, 0.04, 0.02), 4);
-  EXPECT_EQ(RepeatsNeeded(3, 0.02, 0.02), std::nullopt);  // resolves it already
-  EXPECT_EQ(RepeatsNeeded(3, 0.01, 0.02), std::nullopt);
-  EXPECT_EQ(RepeatsNeeded(0, 0.05, 0.02), std::nullopt);
-  EXPECT_EQ(RepeatsNeeded(3, 0.05, 0), std::nullopt);
-}
-
-TEST(Noise, RelativeHalfWidth) {
-  SpeedupInterval i;
-  i.estimate = 1.0;
-  i.low = 0.95;
-  i.high = 1.07;
-  EXPECT_NEAR(RelativeHalfWidth(i), 0.06, 1e-12);
-  i.estimate = 0;
-  EXPECT_EQ(RelativeHalfWidth(i), 0);
-}
-
 }  // namespace
 }  // namespace runx::report

@@ -19,8 +19,6 @@ using store::StoreError;
 using store::TrialRecord;
 using store::Value;
 
-constexpr uint64_t kSeed = 2026;
-
 struct Spec {
   std::string label;
   bool is_baseline = false;
@@ -83,10 +81,20 @@ int64_t BeginRun(Store& store, int64_t experiment, const std::string& started_at
 }
 
 // Summarize over run `run` of the store at `db`.
-std::vector<VariantRow> Summarize(const std::string& db, int64_t run, uint64_t seed,
-                                  int resamples = kDefaultResamples) {
+std::vector<VariantRow> Summarize(const std::string& db, int64_t run) {
   Store store = Store::Open(db);
-  return report::Summarize(store, run, seed, resamples);
+  return report::Summarize(store, run);
+}
+
+// The throughput of each repeat of `label` as Trial() records it: one process each.
+std::vector<double> ProcessRates(const std::string& label, double ms, int64_t samples, std::vector<int> repeats) {
+  std::vector<double> out;
+  for (int r : repeats) {
+    double total = 0;
+    for (double t : MeasuredMs(label, r, ms)) total += t;
+    out.push_back(10.0 * static_cast<double>(samples) / total * 1000);
+  }
+  return out;
 }
 
 // Run 1: baseline, bf16 (twice the batch in 104% of the time), cl (the same speed),
@@ -117,7 +125,7 @@ class ReportTest : public store::testing::TempDirTest {
 };
 
 TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
-  const std::vector<VariantRow> rows = Summarize(db_, sweep_, kSeed);
+  const std::vector<VariantRow> rows = Summarize(db_, sweep_);
   ASSERT_EQ(rows.size(), 5u);
   const VariantRow& base = rows[0];
   EXPECT_EQ(base.label, "baseline");
@@ -149,17 +157,28 @@ TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
   EXPECT_NEAR(*bf16.accuracy_delta, -0.005, 1e-12);
   ASSERT_TRUE(bf16.speedup);
   EXPECT_DOUBLE_EQ(bf16.speedup->estimate, (30 * 128 / bf16_ms * 1000) / *base.samples_per_s);
-  EXPECT_GT(bf16.speedup->low, 1.8);
-  EXPECT_LT(bf16.speedup->high, 2.1);
-  EXPECT_TRUE(bf16.speedup->significant);
-  EXPECT_EQ(bf16.speedup->resamples, kDefaultResamples);
-  EXPECT_EQ(bf16.speedup->seed, kSeed);
+  // The interval: one run, so the spread between the 3 + 3 processes of the two configurations
+  // about their means (df 4).
+  const Spread spread =
+      PoolSpread({ProcessRates("baseline", 100, 64, {0, 1, 2}), ProcessRates("bf16", 104, 128, {0, 1, 2})});
+  EXPECT_TRUE(bf16.speedup->same_run);
+  EXPECT_EQ(bf16.speedup->error.df, 4);
+  EXPECT_NEAR(bf16.speedup->error.se, spread.sd * std::sqrt(2.0 / 3), 1e-12);
+  const auto expected = IntervalOfRatio(bf16.speedup->estimate, {spread.sd * std::sqrt(2.0 / 3), 4});
+  ASSERT_TRUE(bf16.speedup->interval);
+  EXPECT_NEAR(bf16.speedup->interval->low, expected->low, 1e-12);
+  EXPECT_NEAR(bf16.speedup->interval->high, expected->high, 1e-12);
+  EXPECT_GT(bf16.speedup->interval->low, 1.8);
+  EXPECT_LT(bf16.speedup->interval->high, 2.1);
+  EXPECT_TRUE(bf16.speedup->significant());
+  EXPECT_EQ(bf16.speedup->change, Change::kFaster);
 
   const VariantRow& cl = rows[2];
   ASSERT_TRUE(cl.speedup);
-  EXPECT_FALSE(cl.speedup->significant);
-  EXPECT_LT(cl.speedup->low, 1.0);
-  EXPECT_GT(cl.speedup->high, 1.0);
+  EXPECT_FALSE(cl.speedup->significant());
+  EXPECT_LT(cl.speedup->interval->low, 1.0);
+  EXPECT_GT(cl.speedup->interval->high, 1.0);
+  EXPECT_NE(cl.speedup->change, Change::kFaster);
   EXPECT_NEAR(*cl.accuracy_delta, 0.0, 1e-12);
 
   const VariantRow& fp16 = rows[3];
@@ -167,8 +186,10 @@ TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
   EXPECT_EQ(fp16.ok_trials, 1);
   EXPECT_EQ(fp16.status_summary, "1 ok, 2 oom");
   EXPECT_EQ(fp16.statuses, (std::vector<std::pair<TrialStatus, int>>{{TrialStatus::kOk, 1}, {TrialStatus::kOom, 2}}));
-  ASSERT_TRUE(fp16.speedup);  // one repeat: steps resampled only
+  ASSERT_TRUE(fp16.speedup);  // one process, the baseline's three tell the spread (df 2)
   EXPECT_GT(fp16.speedup->estimate, 1.2);
+  EXPECT_EQ(fp16.speedup->processes_b, 1);
+  EXPECT_EQ(fp16.speedup->error.df, 2);
   EXPECT_FALSE(fp16.accuracy);
   EXPECT_FALSE(fp16.accuracy_delta);
 
@@ -181,31 +202,20 @@ TEST_F(ReportTest, SummarizeComputesEachVariantsFigures) {
   EXPECT_FALSE(graphs.speedup);
 }
 
-TEST_F(ReportTest, SummarizeIsDeterministicForASeed) {
-  const std::vector<VariantRow> a = Summarize(db_, sweep_, kSeed);
-  const std::vector<VariantRow> b = Summarize(db_, sweep_, kSeed);
-  const std::vector<VariantRow> c = Summarize(db_, sweep_, kSeed + 1, 500);
-  EXPECT_EQ(a[2].speedup->low, b[2].speedup->low);
-  EXPECT_EQ(a[2].speedup->high, b[2].speedup->high);
-  EXPECT_NE(a[2].speedup->low, c[2].speedup->low);
-  EXPECT_EQ(c[2].speedup->resamples, 500);
-}
-
-// The intervals are those of libstdc++'s std::uniform_int_distribution (see BootstrapSpeedup).
 TEST_F(ReportTest, RenderTheWholeTable) {
-  EXPECT_EQ(RenderReport(Summarize(db_, sweep_, kSeed)),
+  EXPECT_EQ(RenderReport(Summarize(db_, sweep_)),
             "variant   trials  step ms (p10-p90)       samples/s  peak mem    loss     acc     "
             "Δacc  speedup (95% CI)\n"
             "baseline  3/3     100.11 (97.82-102.23)       638.6   1.5 GiB  2.0100  0.9010        "
             "-  1.00\n"
             "bf16      3/3     103.82 (101.87-105.97)     1233.9   1.5 GiB  2.0100  0.8960  "
-            "-0.0050  1.93 (1.91-1.95)\n"
+            "-0.0050  1.93 (1.91-1.95) faster\n"
             "cl        3/3      99.45 (97.26-102.66)       640.2   1.5 GiB  2.0100  0.9010  "
-            "+0.0000  1.00 (0.99-1.01)  not significant\n"
+            "+0.0000  1.00 (1.00-1.01) no change\n"
             "fp16      1/3      79.99 (78.39-81.41)        801.0   1.5 GiB  2.0100       -        "
-            "-  1.25 (1.24-1.27)  2 oom\n"
+            "-  1.25 (1.25-1.26) faster     2 oom\n"
             "graphs    0/3          -                          -         -       -       -        "
-            "-     -              2 crashed, 1 timeout\n");
+            "-     -                        2 crashed, 1 timeout\n");
 }
 
 TEST_F(ReportTest, RenderWithoutBaselineOrRows) {
@@ -227,7 +237,7 @@ TEST_F(ReportTest, RenderWithoutBaselineOrRows) {
 }
 
 TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
-  const std::vector<VariantRow> rows = Summarize(db_, sweep_, kSeed);
+  const std::vector<VariantRow> rows = Summarize(db_, sweep_);
   {
     Store store = Store::Open(db_);
     WriteVariantStats(store, sweep_, rows);
@@ -239,22 +249,20 @@ TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
   };
   store::QueryResult r = QueryReadOnly(
       db_,
-      "SELECT label, is_baseline, trials, ok_trials, speedup, significant, resamples, seed, "
+      "SELECT label, is_baseline, trials, ok_trials, speedup, significant, verdict, speedup_df, resamples, seed, "
       "speedup_ci_low IS NOT NULL, accuracy_delta FROM variant_stats ORDER BY rowid");
   const Value null;
   std::vector<std::vector<Value>> expected = {
-      {std::string("baseline"), int64_t{1}, int64_t{3}, int64_t{3}, 1.0, null, null, null,
-       int64_t{0}, null},
-      {std::string("bf16"), int64_t{0}, int64_t{3}, int64_t{3},
-       rounded(rows[1].speedup->estimate), int64_t{1}, int64_t{2000},
-       int64_t{kSeed}, int64_t{1}, -0.005},
-      {std::string("cl"), int64_t{0}, int64_t{3}, int64_t{3}, rounded(rows[2].speedup->estimate),
-       int64_t{0}, int64_t{2000}, int64_t{kSeed}, int64_t{1}, 0.0},
-      {std::string("fp16"), int64_t{0}, int64_t{3}, int64_t{1},
-       rounded(rows[3].speedup->estimate), int64_t{1}, int64_t{2000}, int64_t{kSeed}, int64_t{1},
+      {std::string("baseline"), int64_t{1}, int64_t{3}, int64_t{3}, 1.0, null, null, null, null, null, int64_t{0},
        null},
-      {std::string("graphs"), int64_t{0}, int64_t{3}, int64_t{0}, null, null, null, null,
-       int64_t{0}, null},
+      {std::string("bf16"), int64_t{0}, int64_t{3}, int64_t{3}, rounded(rows[1].speedup->estimate), int64_t{1},
+       std::string("faster"), int64_t{4}, null, null, int64_t{1}, -0.005},
+      {std::string("cl"), int64_t{0}, int64_t{3}, int64_t{3}, rounded(rows[2].speedup->estimate), int64_t{0},
+       std::string(ChangeName(rows[2].speedup->change)), int64_t{4}, null, null, int64_t{1}, 0.0},
+      {std::string("fp16"), int64_t{0}, int64_t{3}, int64_t{1}, rounded(rows[3].speedup->estimate), int64_t{1},
+       std::string("faster"), int64_t{2}, null, null, int64_t{1}, null},
+      {std::string("graphs"), int64_t{0}, int64_t{3}, int64_t{0}, null, null, null, null, null, null, int64_t{0},
+       null},
   };
   for (auto& row : r.rows) {
     for (Value& v : row) v = rounded(v);
@@ -266,54 +274,74 @@ TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
                     "SELECT count(*), min(speedup_ci_low), max(speedup_ci_high), "
                     "min(significant) FROM speedups WHERE label = 'bf16'");
   EXPECT_EQ(r.rows[0][0], Value{int64_t{3}});
-  EXPECT_EQ(r.rows[0][1], Value{rows[1].speedup->low});
-  EXPECT_EQ(r.rows[0][2], Value{rows[1].speedup->high});
+  EXPECT_EQ(r.rows[0][1], Value{rows[1].speedup->interval->low});
+  EXPECT_EQ(r.rows[0][2], Value{rows[1].speedup->interval->high});
   EXPECT_EQ(r.rows[0][3], Value{int64_t{1}});
 }
 
 TEST_F(ReportTest, SummarizeErrors) {
   try {
-    Summarize(db_, 9, kSeed);
+    Summarize(db_, 9);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()), "no run 9 in results store '" + db_ + "'");
   }
 }
 
-// The bootstrap sees the repeats in repeat_index order whatever order they ran in, so an
-// interval can be recomputed from the store (as the integration test does).
-TEST_F(ReportTest, RepeatsEnterTheBootstrapInRepeatOrder) {
+// One process a variant and no earlier measurement of its configuration: the speedup is shown,
+// but the run cannot tell process-to-process noise from an effect, so there is no interval and
+// no verdict. Earlier runs of the same configurations on the same host tell the spread.
+TEST_F(ReportTest, OneProcessEachIsInconclusiveUntilEarlierRunsTellTheSpread) {
   Store store = Store::Open(db_);
-  const int64_t sweep = BeginRun(store, 1, "2026-12-02T10:00:00Z");
-  int order = 0;
-  for (int repeat : {2, 0, 1}) {
-    store.RecordTrial(Trial(sweep, order++, repeat, {"baseline", true, TrialStatus::kOk, 20, 8, 0}));
-    store.RecordTrial(Trial(sweep, order++, repeat, {"amp", false, TrialStatus::kOk, 19, 8, 0}));
-  }
-  const auto repeats = [](const std::string& label, double ms) {
-    std::vector<Repeat> out;
-    for (int r = 0; r < 3; ++r) {
-      Repeat steps;
-      for (double t : MeasuredMs(label, r, ms)) steps.push_back({t, 8});
-      out.push_back(steps);
-    }
-    return out;
+  const auto one_run = [&](const std::string& started) {
+    const int64_t run = BeginRun(store, 1, started);
+    store.RecordTrial(Trial(run, 0, 0, {"one-base", true, TrialStatus::kOk, 20, 8, 0}));
+    store.RecordTrial(Trial(run, 1, 0, {"one-amp", false, TrialStatus::kOk, 10, 8, 0}));
+    return run;
   };
-  const SpeedupInterval expected =
-      BootstrapSpeedup(repeats("baseline", 20), repeats("amp", 19), 700, kSeed);
-  const std::vector<VariantRow> rows = Summarize(db_, sweep, kSeed, 700);
+  const int64_t first = one_run("2026-12-02T10:00:00Z");
+  std::vector<VariantRow> rows = Summarize(db_, first);
   ASSERT_EQ(rows.size(), 2u);
   ASSERT_TRUE(rows[1].speedup);
-  EXPECT_DOUBLE_EQ(rows[1].speedup->estimate, expected.estimate);
-  EXPECT_EQ(rows[1].speedup->low, expected.low);
-  EXPECT_EQ(rows[1].speedup->high, expected.high);
+  EXPECT_NEAR(rows[1].speedup->estimate, 2.0, 0.05);
+  EXPECT_FALSE(rows[1].speedup->interval);
+  EXPECT_EQ(rows[1].speedup->change, Change::kInconclusive);
+  EXPECT_EQ(rows[1].speedup->why, "1 process each: run-to-run spread unknown; repeats: 3 would measure it");
+  EXPECT_EQ(RenderNoise(rows),
+            "inconclusive: one-amp: 1 process each: run-to-run spread unknown; repeats: 3 would measure it\n");
+  const std::string table = RenderReport(rows);
+  EXPECT_NE(table.find("1.99 inconclusive"), std::string::npos) << table;
+  // The trials record no samples_per_s metric here (the store's history reads it): add it, as
+  // the engine does, to the earlier run's trials and to those of two more runs.
+  const auto add_rate = [&](int64_t run) {
+    for (const store::RunTrial& t : store.ReadRunTrials(run)) {
+      double ms = 0;
+      for (const auto& [wall, samples] : t.measured_steps) ms += wall;
+      SQLite::Statement q(store.db(), "INSERT INTO metrics (trial_id, name, value, unit) VALUES (?, 'samples_per_s', ?, '')");
+      q.bind(1, t.trial_id);
+      q.bind(2, 80.0 / ms * 1000);
+      q.exec();
+    }
+  };
+  add_rate(first);
+  add_rate(one_run("2026-12-02T11:00:00Z"));
+  const int64_t third = one_run("2026-12-02T12:00:00Z");
+  add_rate(third);
+  rows = Summarize(db_, third);
+  ASSERT_TRUE(rows[1].speedup->interval);
+  // No run has two processes of a configuration, but the two earlier runs' processes (one each)
+  // tell how much runs differ, which bounds how much processes do: df 2 (2 runs x 2 configs - 2).
+  EXPECT_EQ(rows[1].speedup->evidence.within.df, 0);
+  EXPECT_EQ(rows[1].speedup->evidence.between.df, 2);
+  EXPECT_EQ(rows[1].speedup->error.df, 2);
+  EXPECT_EQ(rows[1].speedup->change, Change::kFaster);
 }
 
 // The example store of docs/sql.md holds variant_stats the report really computes.
 TEST_F(ReportTest, TheDocsExampleVariantStatsAreTheReports) {
   const std::string path = PathOf("example.db");
   store::testing::FillExampleStore(path);
-  const std::vector<store::VariantStatsRow> got = ToVariantStats(Summarize(path, 1, 0));
+  const std::vector<store::VariantStatsRow> got = ToVariantStats(Summarize(path, 1));
   const std::vector<store::VariantStatsRow> want = store::testing::ExampleVariantStats();
   ASSERT_EQ(got.size(), want.size());
   const auto same = [](const std::optional<double>& a, const std::optional<double>& b) {
@@ -336,8 +364,9 @@ TEST_F(ReportTest, TheDocsExampleVariantStatsAreTheReports) {
     EXPECT_TRUE(same(g.speedup_ci_high, w.speedup_ci_high));
     EXPECT_EQ(g.significant, w.significant);
     EXPECT_TRUE(same(g.accuracy_delta, w.accuracy_delta));
-    EXPECT_EQ(g.resamples, w.resamples);
-    EXPECT_EQ(g.seed, w.seed);
+    EXPECT_EQ(g.verdict, w.verdict);
+    EXPECT_TRUE(same(g.speedup_se, w.speedup_se));
+    EXPECT_EQ(g.speedup_df, w.speedup_df);
   }
 }
 
@@ -346,7 +375,7 @@ TEST_F(ReportTest, SweepWithoutBaselineHasNoSpeedups) {
   const int64_t sweep = BeginRun(store, 1, "2026-12-02T10:00:00Z");
   store.RecordTrial(Trial(sweep, 0, 0, {"a", false, TrialStatus::kOk, 10, 8, 0}));
   store.RecordTrial(Trial(sweep, 1, 0, {"b", false, TrialStatus::kOk, 5, 8, 0}));
-  const std::vector<VariantRow> rows = Summarize(db_, sweep, kSeed);
+  const std::vector<VariantRow> rows = Summarize(db_, sweep);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].speedup);
   EXPECT_FALSE(rows[1].speedup);
@@ -356,8 +385,8 @@ TEST_F(ReportTest, SweepWithoutBaselineHasNoSpeedups) {
 TEST_F(ReportTest, EmptySweepHasNoRows) {
   Store store = Store::Open(db_);
   const int64_t sweep = BeginRun(store, 1, "2026-12-02T10:00:00Z");
-  EXPECT_TRUE(Summarize(db_, sweep, kSeed).empty());
-  EXPECT_EQ(RenderReport(Summarize(db_, sweep, kSeed)), "");
+  EXPECT_TRUE(Summarize(db_, sweep).empty());
+  EXPECT_EQ(RenderReport(Summarize(db_, sweep)), "");
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ JobSpec Example() {
   s.time = "2:00:00";
   s.sbatch_options = {"--account=perf"};
   s.setup = {"module load cuda/12.1"};
+  s.sweep_id = "slurm:sweep-20261203T153700Z";
   return s;
 }
 
@@ -71,7 +72,7 @@ fi
 # SIGTERM (time limit, scancel) reaches runx too: it ends the running trial, keeps the
 # finished ones, marks its run interrupted and exits 130, which is recorded below.
 trap 'echo "runx submit: shard $shard: SIGTERM (time limit or scancel)" >&2' TERM
-/opt/runx/build/runx run /home/me/exp/sweep.yaml --shard "$shard/4" --db "$store" --set data.batch_size=64 --set 'name=it'\''s mine'
+/opt/runx/build/runx run /home/me/exp/sweep.yaml --shard "$shard/4" --db "$store" --sweep-id slurm:sweep-20261203T153700Z --set data.batch_size=64 --set 'name=it'\''s mine'
 status=$?
 echo "$status" >"/shared/results/slurm/sweep-20261203T153700Z/exit/shard-$shard"
 exit "$status"
@@ -155,7 +156,9 @@ TEST(SlurmScript, ForceAndNoReuseStartEachShardEmpty) {
   s.any_build = true;
   std::string array = ArrayScript(s);
   EXPECT_EQ(array.find("seed.db"), std::string::npos) << array;
-  EXPECT_NE(array.find("--db \"$store\" --force --any-build --set"), std::string::npos) << array;
+  EXPECT_NE(array.find("--db \"$store\" --force --any-build --sweep-id slurm:sweep-20261203T153700Z --set"),
+            std::string::npos)
+      << array;
   s = Example();
   s.reuse = false;
   array = ArrayScript(s);

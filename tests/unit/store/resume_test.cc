@@ -50,7 +50,7 @@ TEST_F(ResumeTest, MigratesAVersion1StoreKeepingItsData) {
   WriteVersion1Store(path);
   {
     Store store = Store::Open(path);
-    EXPECT_EQ(store.schema_version(), 5);
+    EXPECT_EQ(store.schema_version(), 6);
   }
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
   EXPECT_EQ(CountRows(path, "experiments"), 1);
@@ -77,7 +77,7 @@ TEST_F(ResumeTest, MigratesAVersion1StoreKeepingItsData) {
 
   // Opening again does not migrate again; the migrated store takes new figures.
   Store store = Store::Open(path);
-  EXPECT_EQ(store.schema_version(), 5);
+  EXPECT_EQ(store.schema_version(), 6);
   store.RecordVariantStats(1, {{"bf16", false, 1, 1}});
   EXPECT_EQ(CountRows(path, "variant_stats"), 1);
 }
@@ -96,8 +96,9 @@ VariantStatsRow Bf16Stats() {
   r.speedup_ci_high = 1.49;
   r.significant = true;
   r.accuracy_delta = 0.015;
-  r.resamples = 2000;
-  r.seed = std::numeric_limits<uint64_t>::max();
+  r.verdict = "faster";
+  r.speedup_se = 0.021;
+  r.speedup_df = 4;
   return r;
 }
 
@@ -119,13 +120,13 @@ TEST_F(ResumeTest, RecordVariantStatsWritesEveryColumn) {
                                       "step_ms_median", "step_ms_p10", "step_ms_p90",
                                       "samples_per_s", "speedup", "speedup_ci_low",
                                       "speedup_ci_high", "significant", "accuracy_delta",
-                                      "resamples", "seed"}));
+                                      "resamples", "seed", "verdict", "speedup_se", "speedup_df"}));
   const Value null;
   const std::vector<std::vector<Value>> expected = {
       {int64_t{1}, std::string("baseline"), int64_t{1}, int64_t{2}, int64_t{2}, null, null, null,
-       null, 1.0, null, null, null, null, null, null},
+       null, 1.0, null, null, null, null, null, null, null, null, null},
       {int64_t{1}, std::string("bf16"), int64_t{0}, int64_t{1}, int64_t{1}, 44.0, 42.4, 45.6,
-       1454.5, 1.43, 1.38, 1.49, int64_t{1}, 0.015, int64_t{2000}, int64_t{-1}},
+       1454.5, 1.43, 1.38, 1.49, int64_t{1}, 0.015, null, null, std::string("faster"), 0.021, int64_t{4}},
   };
   EXPECT_EQ(r.rows, expected);
 }

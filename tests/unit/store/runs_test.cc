@@ -46,7 +46,7 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   ASSERT_EQ(old_trials.size(), 19u);
   ASSERT_EQ(Rows(path, "SELECT status FROM sweeps WHERE id = 3")[0][0], Value(std::string("running")));
 
-  { EXPECT_EQ(Store::Open(path).schema_version(), 5); }
+  { EXPECT_EQ(Store::Open(path).schema_version(), 6); }
 
   EXPECT_EQ(Rows(path,
                  "SELECT id, run_id, label, status, repeat_index, order_index, coalesce(error, ''), "
@@ -55,7 +55,15 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   EXPECT_EQ(Rows(path, "SELECT * FROM steps ORDER BY trial_id, phase, step"), old_steps);
   EXPECT_EQ(Rows(path, "SELECT * FROM metrics ORDER BY trial_id, name, step"), old_metrics);
   EXPECT_EQ(Rows(path, "SELECT * FROM environment ORDER BY run_id, trial_id, key"), old_env);
-  EXPECT_EQ(Rows(path, "SELECT * FROM variant_stats ORDER BY run_id, label"), old_stats);
+  // Every figure kept; the columns of version 6 (verdict, speedup_se, speedup_df) are empty.
+  EXPECT_EQ(Rows(path,
+                 "SELECT run_id, label, is_baseline, trials, ok_trials, step_ms_median, step_ms_p10, step_ms_p90, "
+                 "samples_per_s, speedup, speedup_ci_low, speedup_ci_high, significant, accuracy_delta, resamples, "
+                 "seed FROM variant_stats ORDER BY run_id, label"),
+            old_stats);
+  EXPECT_EQ(Rows(path, "SELECT count(*) FROM variant_stats WHERE verdict IS NOT NULL OR speedup_se IS NOT NULL "
+                       "OR speedup_df IS NOT NULL"),
+            (std::vector<std::vector<Value>>{{int64_t{0}}}));
   EXPECT_EQ(Rows(path, "SELECT id, experiment_id, started_at, host, runx_version, git_sha, command "
                        "FROM runs ORDER BY id"),
             old_sweeps);
