@@ -55,7 +55,7 @@ def compare(runx, db, a, b, env):
 
 def label(runx, db, env):
     out = run([runx, "query", "--db", db, "--format", "csv", "SELECT DISTINCT label FROM trials"], env)
-    return out.split("\r\n")[1]
+    return out.splitlines()[1]
 
 
 def campaign(args, loaded, env):
@@ -79,7 +79,7 @@ def campaign(args, loaded, env):
                  for i in range(1, min(args.slow, args.runs) + 1)]
         loads = run([args.runx, "query", "--db", db, "--format", "csv",
                      "SELECT printf('%.2f-%.2f', min(value), max(value)) FROM metrics WHERE name = 'noise.other_cpus'"],
-                    env).split("\r\n")[1]
+                    env).splitlines()[1]
         return aa, known, loads
     finally:
         if spinner:
@@ -91,6 +91,19 @@ def campaign(args, loaded, env):
 
 def count(rows, verdict):
     return sum(1 for r in rows if r["verdict"] == verdict)
+
+
+def median(values):
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def half_widths(rows):
+    """The A/A intervals' relative half-widths: sqrt(high / low) - 1."""
+    return [(r["ratio_ci_high"] / r["ratio_ci_low"]) ** 0.5 - 1 for r in rows if r["ratio_ci_low"]]
 
 
 def main():
@@ -105,20 +118,33 @@ def main():
     p.add_argument("--extra-ms", type=float, default=3.0, help="the known slowdown: more sleep a step")
     p.add_argument("--conditions", default="quiet,loaded")
     p.add_argument("--keep", action="store_true", help="keep the stores (their folder is printed)")
+    p.add_argument("--verbose", action="store_true", help="print every comparison")
     args = p.parse_args()
     env = dict(os.environ, RUNX_PLUGIN_PATH=os.path.abspath(args.plugins))
     print("runx verdicts campaign: {} A/A runs and {} runs {} ms slower a step, {} repeats, per condition".format(
         args.runs, args.slow, args.extra_ms, args.repeats))
-    print("{:8} {:>14} {:>14} {:>12} {:>12} {:>14} {:>11}".format(
-        "load", "false (A/A)", "no change", "inconcl.", "found", "missed", "other CPUs"))
+    print("{:8} {:>14} {:>11} {:>11} {:>12} {:>8} {:>11} {:>9} {:>11}".format(
+        "load", "false (A/A)", "no change", "inconcl.", "found", "missed", "other CPUs", "±95% A/A",
+        "repeats ±2%"))
     for condition in args.conditions.split(","):
         aa, known, loads = campaign(args, condition == "loaded", env)
         wrong = count(aa, "faster") + count(aa, "slower")
         found = count(known, "slower")
-        print("{:8} {:>5}/{:<3} {:4.1f}% {:>8}/{:<3} {:>8}/{:<3} {:>5}/{:<3} {:3.0f}% {:>10}/{:<3} {:>11}".format(
+        width = median(half_widths(aa[len(aa) // 2:]))  # the later half: with earlier runs to learn from
+        needed = median([r["repeats_needed"] for r in aa[len(aa) // 2:] if r["repeats_needed"] is not None])
+        print("{:8} {:>5}/{:<3} {:4.1f}% {:>5}/{:<5} {:>5}/{:<5} {:>3}/{:<3} {:3.0f}% {:>4}/{:<3} {:>11} {:>9} {:>11}".format(
             condition, wrong, len(aa), 100.0 * wrong / len(aa), count(aa, "no change"), len(aa),
             count(aa, "inconclusive"), len(aa), found, len(known), 100.0 * found / max(1, len(known)),
-            len(known) - found, len(known), loads))
+            len(known) - found, len(known), loads, "-" if width is None else "{:.1f}%".format(100 * width),
+            "-" if needed is None else "{:g}".format(needed)))
+        if args.verbose:
+            for i, r in enumerate(aa, start=2):
+                print("         A/A {} vs {}: {} {:+.1f}% ({} - {}) df {} {}".format(
+                    i - 1, i, r["verdict"], r["change_pct"], r["ratio_ci_low"], r["ratio_ci_high"], r["ratio_df"],
+                    r["why"]))
+        effect = median([r["change_pct"] for r in known])
+        if effect is not None:
+            print("         the known slowdown measured: {:+.1f}% (median of its comparisons)".format(effect))
         reasons = {}
         for r in aa + known:
             if r["verdict"] == "inconclusive":
