@@ -101,12 +101,6 @@ TEST(CpuLoad, AChildSpinningIsAnotherProcess) {
   EXPECT_EQ(load->cpus, OnlineCpus());
 }
 
-TEST(CpuLoad, BusyLimitIsATenthOfTheCpusAndAtLeastAFifthOfOne) {
-  EXPECT_DOUBLE_EQ(BusyLimit(1), 0.2);
-  EXPECT_DOUBLE_EQ(BusyLimit(2), 0.2);
-  EXPECT_DOUBLE_EQ(BusyLimit(16), 1.6);
-}
-
 TEST(CpuLoad, DoctorSaysWhetherItIsQuietEnough) {
   EXPECT_EQ(DescribeQuiet({0.031, 2, 1.0012}, "0.52"),
             "yes: other processes used 0.03 of 2 CPUs over 1 s; 1-minute load average 0.52");

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "report/verdict.h"
+
 namespace runx::engine {
 namespace {
 
@@ -62,17 +64,16 @@ double OnlineCpus() {
   return n > 0 ? static_cast<double>(n) : 1.0;
 }
 
-double BusyLimit(double cpus) { return std::max(0.2, 0.1 * cpus); }
 
 std::string DescribeQuiet(const CpuLoad& load, const std::string& load_average_1m) {
-  const bool quiet = load.other_cpus < BusyLimit(load.cpus);
+  const bool quiet = load.other_cpus < report::BusyLimit(load.cpus);
   std::string text = fmt::format("{}: other processes used {:.2f} of {:g} CPUs over {:.2g} s", quiet ? "yes" : "no",
                                  load.other_cpus, load.cpus, load.wall_s);
   if (!quiet)
     text += fmt::format(
         " ({:.2f} or more is busy); verdicts measured now are downgraded when the load differs "
         "between runs",
-        BusyLimit(load.cpus));
+        report::BusyLimit(load.cpus));
   if (!load_average_1m.empty()) text += "; 1-minute load average " + load_average_1m;
   return text;
 }

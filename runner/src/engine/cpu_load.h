@@ -34,7 +34,7 @@ struct CpuLoad {
 };
 
 /// The shortest span LoadBetween judges: /proc/stat counts CPU time in units of 10 ms
-/// (_SC_CLK_TCK), and over 50 ms one unit is 0.2 CPUs, the smallest busy limit (BusyLimit): over
+/// (_SC_CLK_TCK), and over 50 ms one unit is 0.2 CPUs, the smallest busy limit (report::BusyLimit): over
 /// a shorter span the rounding alone could make a quiet machine look busy. (On a 2-CPU machine
 /// kept busy by a build, the figure's standard deviation was 0.03 CPUs over 100 ms spans, 0.3
 /// over 20 ms, 0.007 over 1 s.)
@@ -48,12 +48,8 @@ std::optional<CpuLoad> LoadBetween(const CpuSample& begin, const CpuSample& end,
 /// The CPUs online (sysconf(_SC_NPROCESSORS_ONLN)), at least 1.
 double OnlineCpus();
 
-/// The most CPUs other processes may keep busy for a measurement to count as quiet:
-/// max(0.2, 0.1 x cpus). This is the rule runx's verdicts use (report/verdict.h's BusyLimit, which
-/// cannot include this header: report is torch-free and depends only on store); change both together.
-double BusyLimit(double cpus);
-
-/// `runx doctor`'s answer to whether the machine is quiet enough to measure now, from the load
+/// `runx doctor`'s answer, by the rule of runx's verdicts (report::BusyLimit), to whether the
+/// machine is quiet enough to measure now, from the load
 /// of a span in which runx did nothing and the 1-minute load average ("" when unknown), e.g.
 /// "yes: other processes used 0.03 of 2 CPUs over 1 s; 1-minute load average 0.52".
 std::string DescribeQuiet(const CpuLoad& load, const std::string& load_average_1m);

@@ -25,7 +25,7 @@ namespace runx::engine {
 namespace {
 
 /// Whether other processes leave the CPUs alone enough to measure: a second in which doctor
-/// itself only sleeps, judged by the rule of runx's verdicts (BusyLimit).
+/// itself only sleeps, judged by the rule of runx's verdicts (report::BusyLimit).
 std::string QuietToMeasure() {
   const auto begin = SampleCpu();
   if (begin) std::this_thread::sleep_for(std::chrono::seconds(1));

@@ -58,7 +58,9 @@ TEST(Verdict, ALoadThatDiffersBetweenTheSidesMakesAnyVerdictInconclusive) {
   const Ratio quiet = JudgeRatio(Ptrs(a), Ptrs(b), {}, 0.02);
   EXPECT_EQ(quiet.change, Change::kSlower);
   EXPECT_EQ(quiet.caution, "");
+  EXPECT_EQ(BusyLimit(1), 0.2);  // a tenth of the CPUs, at least a fifth of one
   EXPECT_EQ(BusyLimit(2), 0.2);
+  EXPECT_EQ(BusyLimit(16), 1.6);
   EXPECT_EQ(BusyLimit(64), 6.4);
   EXPECT_EQ(BusyLimit(std::nullopt), 0.2);
 }
