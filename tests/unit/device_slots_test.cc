@@ -1,5 +1,6 @@
 // --devices parsed into device slots (engine/device_slots.h): names, pinning, refusals.
 #include "engine/device_slots.h"
+#include "engine/device.h"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,8 @@ TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
   EXPECT_EQ(message("cuda:0,cuda:0", 2),
             "--devices: 'cuda:0' is given twice; two trials on one GPU disturb each other's timings (give each GPU once)");
   EXPECT_EQ(message("cuda:3", 2), "--devices: 'cuda:3' does not exist: this machine has 2 GPUs (NVML's count)");
+  // An index beyond int is no GPU either, not an internal error (issue 30, point 10).
+  EXPECT_EQ(message("cuda:2147483648", 2), "--devices: 'cuda:2147483648' does not exist: no GPU has that index");
   EXPECT_EQ(message("gpu0", 2),
             "--devices: 'gpu0' is not a device; expected cuda:N, cpu or mps, comma-separated (e.g. --devices "
             "cuda:0,cuda:1), or all");
@@ -62,6 +65,16 @@ TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
   EXPECT_EQ(message("mps,mps", 0), "--devices: 'mps' is given twice; a Mac has one MPS device");
   // Without NVML (-1) the GPU count is unknown: cuda:N is left to the trial.
   EXPECT_EQ(ParseDeviceSlots("cuda:5", -1, std::nullopt).at(0).env.at("CUDA_VISIBLE_DEVICES"), "5");
+}
+
+// A trial's `device: cuda:N` with N beyond int is a bad device, said so, not an internal error.
+TEST(SelectDevice, AnIndexBeyondIntIsABadDevice) {
+  try {
+    SelectDevice("cuda:2147483648");
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "bad device 'cuda:2147483648': expected cuda:N with N a GPU index");
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -72,7 +73,11 @@ c10::Device SelectDevice(const std::string& spec) {
     int index = 0;
     if (spec.size() > 4) {
       if (spec[4] != ':' || spec.size() == 5) throw DeviceError(fmt::format("bad device '{}'", spec));
-      index = std::stoi(spec.substr(5));
+      const std::string digits = spec.substr(5);
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (ec != std::errc() || end != digits.data() + digits.size() || index < 0) {
+        throw DeviceError(fmt::format("bad device '{}': expected cuda:N with N a GPU index", spec));
+      }
     }
     const int count = CudaCount();
     if (count == 0) throw unavailable("this LibTorch was built without CUDA or no CUDA device is visible");

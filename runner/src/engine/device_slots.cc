@@ -1,6 +1,7 @@
 #include "engine/device_slots.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <set>
 
@@ -55,7 +56,11 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
         throw DeviceSlotError("--devices: 'mps' is given twice; a Mac has one MPS device");
     } else if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
                name.find_first_not_of("0123456789", 5) == std::string::npos) {
-      const int index = std::stoi(name.substr(5));
+      int index = 0;
+      const std::string digits = name.substr(5);
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), index).ec != std::errc()) {
+        throw DeviceSlotError(fmt::format("--devices: '{}' does not exist: no GPU has that index", name));
+      }
       if (seen.count(name))
         throw DeviceSlotError(fmt::format("--devices: '{}' is given twice; two trials on one GPU disturb each "
                                           "other's timings (give each GPU once)", name));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <set>
 
 namespace runx::store {
@@ -128,10 +129,15 @@ int64_t ResolveRun(Store& store, const std::string& ref, const std::string& expe
   SQLite::Database& db = store.db();
   try {
     if (AllDigits(ref)) {
+      // A number beyond int64 is no run either (not an internal error).
+      int64_t id = 0;
+      const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
       SQLite::Statement q(db, "SELECT 1 FROM runs WHERE id = ?");
-      q.bind(1, static_cast<int64_t>(std::stoll(ref)));
-      if (!q.executeStep()) throw StoreError(fmt::format("no run {} in results store '{}'", ref, store.path()));
-      return SweepOf(db, std::stoll(ref));
+      q.bind(1, id);
+      if (ec != std::errc() || end != ref.data() + ref.size() || !q.executeStep()) {
+        throw StoreError(fmt::format("no run {} in results store '{}'", ref, store.path()));
+      }
+      return SweepOf(db, id);
     }
     if (ref == "latest" || ref == "previous") {
       const auto latest = Latest(db, experiment);

@@ -55,6 +55,8 @@ TEST_F(History, RunIdsLatestAndPrevious) {
   Store store = Store::Open(db_);
   EXPECT_EQ(ResolveRun(store, "2"), 2);
   EXPECT_EQ(Refused(store, "9"), "no run 9 in results store '" + db_ + "'");
+  // Beyond int64: no run either, not an internal error (issue 30, point 10).
+  EXPECT_EQ(Refused(store, "99999999999999999999"), "no run 99999999999999999999 in results store '" + db_ + "'");
   EXPECT_EQ(ResolveRun(store, "latest"), 3);
   EXPECT_EQ(ResolveRun(store, "latest", "mlp_amp"), 2);
   EXPECT_EQ(ResolveRun(store, "previous", "mlp_amp"), 1);
