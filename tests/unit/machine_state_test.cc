@@ -57,6 +57,25 @@ TEST_F(MachineState, MixedGovernorsAreGroupedByCpuRanges) {
   EXPECT_EQ(env.at("noise.cpu_boost"), "off");
 }
 
+// The moving part, read again as a trial's measured steps end: load, CPU clocks, every GPU.
+TEST_F(MachineState, WhatTheMachineDidAsTheStepsEnded) {
+  Write("proc/loadavg", "1.52 0.98 0.40 3/123 4567\n");
+  Write("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2800000\n");
+  Write("sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "3000000\n");
+  Write("sys/devices/system/cpu/cpu2/cpufreq/scaling_cur_freq", "n/a\n");  // left out
+  const auto env = NoiseStateAfterMeasuring(root_.string(), RUNX_TEST_FAKE_NVML);
+  EXPECT_EQ(env.at("noise.load_average_after"), "1.52 0.98 0.40");
+  EXPECT_EQ(env.at("noise.cpu_mhz_after"), "2900");
+  EXPECT_EQ(env.at("noise.gpu0_sm_clock_mhz_after"), "345");
+  EXPECT_EQ(env.at("noise.gpu1_utilization_after"), "87%");
+  EXPECT_EQ(env.at("noise.gpu1_throttle_after"), "sw_power_cap, hw_thermal_slowdown");
+  EXPECT_EQ(env.at("noise.gpu1_processes_after"), "2");
+  EXPECT_EQ(env.count("noise.gpu0_max_clocks_mhz"), 0u);  // the fixed facts are the run's
+  // Nothing readable: nothing recorded.
+  runx::testing::RemoveTree(root_.string());
+  EXPECT_TRUE(NoiseStateAfterMeasuring(root_.string(), "libnvidia-ml-not-here.so.1").empty());
+}
+
 TEST_F(MachineState, WhatCannotBeReadIsLeftOut) {
   EXPECT_TRUE(CpuNoiseState(root_.string()).empty());
   Write("proc/loadavg", "garbage");

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plugins/loader.h"
 #include "trial_support.h"
 
@@ -50,10 +52,15 @@ TEST(Trial, RecordsWhatOtherProcessesDidWhileItMeasured) {
   ASSERT_EQ(Name(r.status), "ok") << r.error;
   EXPECT_GE(Metric(r, "noise.other_cpus"), 0);
   EXPECT_EQ(Metric(r, "noise.cpus"), OnlineCpus());
+  EXPECT_GT(Metric(r, "noise.trial_cpus"), 0);
   int with_unit = 0;
   for (const auto& m : r.metrics)
-    if ((m.name == "noise.other_cpus" || m.name == "noise.cpus") && !m.step && m.unit == "cpus") ++with_unit;
-  EXPECT_EQ(with_unit, 2);
+    if (m.name.rfind("noise.", 0) == 0 && !m.step && m.unit == "cpus") ++with_unit;
+  EXPECT_EQ(with_unit, 3);
+  // And the load average as the measured steps ended, in the trial's own environment.
+  EXPECT_EQ(std::count(r.environment.at("noise.load_average_after").begin(),
+                       r.environment.at("noise.load_average_after").end(), ' '),
+            2);
 }
 
 TEST(Trial, Bf16IsCarriedOutByAmp) {

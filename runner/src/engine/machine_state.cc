@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 namespace runx::engine {
@@ -68,6 +69,48 @@ std::string DescribeGovernors(const std::vector<std::pair<int, std::string>>& go
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// "0.52 0.48 0.40": the three load averages of /proc/loadavg ("0.52 0.48 0.40 1/123 4567"); "" when
+// unreadable.
+std::string LoadAverage(const std::string& root) {
+  const std::string loadavg = FirstLine(root + "/proc/loadavg");
+  std::vector<std::string> fields;
+  size_t pos = 0;
+  while (fields.size() < 3 && pos < loadavg.size()) {
+    const size_t end = std::min(loadavg.find(' ', pos), loadavg.size());
+    if (end > pos) fields.push_back(loadavg.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return fields.size() == 3 ? fmt::format("{}", fmt::join(fields, " ")) : "";
+}
+
+// The mean current frequency of the CPUs in MHz (cpufreq's scaling_cur_freq, kHz); nullopt when no
+// CPU shows one.
+std::optional<double> MeanCpuMhz(const std::string& root) {
+  namespace fs = std::filesystem;
+  double sum = 0;
+  int n = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(root + "/sys/devices/system/cpu"), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string khz = FirstLine((it->path() / "cpufreq" / "scaling_cur_freq").string());
+    if (khz.empty() || khz.find_first_not_of("0123456789") != std::string::npos) continue;
+    sum += std::stod(khz) / 1000;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+// The keys of a GPU's moving state, each ending in `suffix`.
+void DescribeGpuMoment(const NvmlGpu& g, const std::string& suffix, std::map<std::string, std::string>& env) {
+  const std::string key = fmt::format("noise.gpu{}_", g.index);
+  if (g.sm_clock_mhz) env[key + "sm_clock_mhz" + suffix] = std::to_string(*g.sm_clock_mhz);
+  if (g.temperature_c) env[key + "temperature_c" + suffix] = std::to_string(*g.temperature_c);
+  if (g.utilization_pct) env[key + "utilization" + suffix] = fmt::format("{}%", *g.utilization_pct);
+  if (g.throttle_reasons) env[key + "throttle" + suffix] = DescribeThrottleReasons(*g.throttle_reasons);
+  if (g.compute_processes) env[key + "processes" + suffix] = std::to_string(*g.compute_processes);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> CpuNoiseState(const std::string& root) {
@@ -81,16 +124,7 @@ std::map<std::string, std::string> CpuNoiseState(const std::string& root) {
   } else if (!no_turbo.empty()) {
     env["noise.cpu_boost"] = no_turbo == "1" ? "off" : "on";
   }
-  const std::string loadavg = FirstLine(root + "/proc/loadavg");
-  // "0.52 0.48 0.40 1/123 4567": the three averages.
-  std::vector<std::string> fields;
-  size_t pos = 0;
-  while (fields.size() < 3 && pos < loadavg.size()) {
-    const size_t end = std::min(loadavg.find(' ', pos), loadavg.size());
-    if (end > pos) fields.push_back(loadavg.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  if (fields.size() == 3) env["noise.load_average"] = fmt::format("{}", fmt::join(fields, " "));
+  if (const std::string load = LoadAverage(root); !load.empty()) env["noise.load_average"] = load;
   return env;
 }
 
@@ -116,11 +150,7 @@ std::map<std::string, std::string> DescribeGpuNoise(const NvmlSnapshot& snapshot
     if (g.power_limit_w) env[key + "power_limit_w"] = fmt::format("{:g}", *g.power_limit_w);
     if (g.persistence) env[key + "persistence"] = *g.persistence ? "on" : "off";
     if (g.compute_mode) env[key + "compute_mode"] = *g.compute_mode;
-    if (g.sm_clock_mhz) env[key + "sm_clock_mhz_at_start"] = std::to_string(*g.sm_clock_mhz);
-    if (g.temperature_c) env[key + "temperature_c_at_start"] = std::to_string(*g.temperature_c);
-    if (g.utilization_pct) env[key + "utilization_at_start"] = fmt::format("{}%", *g.utilization_pct);
-    if (g.throttle_reasons) env[key + "throttle_at_start"] = DescribeThrottleReasons(*g.throttle_reasons);
-    if (g.compute_processes) env[key + "processes_at_start"] = std::to_string(*g.compute_processes);
+    DescribeGpuMoment(g, "_at_start", env);
   }
   return env;
 }
@@ -128,6 +158,16 @@ std::map<std::string, std::string> DescribeGpuNoise(const NvmlSnapshot& snapshot
 std::map<std::string, std::string> GpuNoiseState() {
   const auto snapshot = ReadNvml();
   return snapshot ? DescribeGpuNoise(*snapshot) : std::map<std::string, std::string>{};
+}
+
+std::map<std::string, std::string> NoiseStateAfterMeasuring(const std::string& root, const std::string& nvml) {
+  std::map<std::string, std::string> env;
+  if (const std::string load = LoadAverage(root); !load.empty()) env["noise.load_average_after"] = load;
+  if (const auto mhz = MeanCpuMhz(root)) env["noise.cpu_mhz_after"] = fmt::format("{:.0f}", *mhz);
+  if (const auto snapshot = ReadNvml(nvml)) {
+    for (const NvmlGpu& g : snapshot->gpus) DescribeGpuMoment(g, "_after", env);
+  }
+  return env;
 }
 
 std::map<std::string, std::string> NoiseState() {

@@ -37,4 +37,16 @@ std::map<std::string, std::string> DescribeGpuNoise(const NvmlSnapshot& snapshot
 /// Both.
 std::map<std::string, std::string> NoiseState();
 
+/// The moving part of the machine's state as a trial's measured steps end, for the trial's own
+/// environment (the run's keys are read once, when the run starts; a trial late in a long sweep
+/// may have met another machine):
+///   noise.load_average_after         the 1, 5 and 15-minute load averages, "0.52 0.48 0.40"
+///   noise.cpu_mhz_after              the mean current frequency of the CPUs (cpufreq), MHz, e.g. "2893"
+///   noise.gpu<N>_sm_clock_mhz_after, noise.gpu<N>_temperature_c_after, noise.gpu<N>_utilization_after,
+///   noise.gpu<N>_throttle_after, noise.gpu<N>_processes_after  (NVML, every GPU, as the *_at_start keys)
+/// Read under `root` ("" for the real /) and through `nvml` (the driver's library); what cannot
+/// be read is left out.
+std::map<std::string, std::string> NoiseStateAfterMeasuring(const std::string& root = "",
+                                                            const std::string& nvml = "libnvidia-ml.so.1");
+
 }  // namespace runx::engine

@@ -10,6 +10,7 @@
 #include "engine/device.h"
 #include "engine/environment.h"
 #include "engine/host_memory.h"
+#include "engine/machine_state.h"
 #include "engine/trial_build.h"
 #include "engine/trial_context.h"
 #include "engine/trial_eval.h"
@@ -72,6 +73,7 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
     ctx.metric("global_batch_size", static_cast<double>(plan.batch * plan.ranks));
   }
   LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options);
+  rec.environment.merge(NoiseStateAfterMeasuring());  // the machine as the measured steps ended
   if (Collectives* ranks = ctx.collectives()) AverageOverRanks(*ranks, ctx.device(), loop.loss);
   const int64_t first_bad = RecordSteps(plan, loop, rec);
   RecordMeasurements(plan, loop, ctx);
