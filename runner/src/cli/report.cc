@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "cli/commands.h"
 #include "report/html.h"
 #include "report/html_data.h"
@@ -20,26 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPrefix = "runx report: error: ";
-
-// Writes `text` to `path` through a temporary file beside it, so a failed write leaves no half
-// page (and an earlier report stays as it was); "" or what went wrong.
-std::string WriteAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("cannot create '{}'", tmp.string());
-    out << text;
-    out.flush();
-    if (!out) return fmt::format("cannot write '{}'", tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return fmt::format("cannot move the report to '{}': {}", path.string(), ec.message());
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -92,7 +73,7 @@ int Report(const ReportArgs& args) {
         fmt::format("runx {} (git {}{})", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : ""),
         args.db};
     const std::string page = report::RenderHtmlReport(data, info, vega);
-    if (const std::string error = WriteAtomically(out, page); !error.empty()) {
+    if (const std::string error = base::WriteFileAtomically(out.string(), page); !error.empty()) {
       fmt::print(stderr, "{}{}\n", kPrefix, error);
       return 1;
     }

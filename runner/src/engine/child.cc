@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "engine/data_parallel.h"
 #include "engine/environment.h"
 #include "engine/failure.h"
@@ -243,10 +244,16 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
                     prog = (dir / "progress.bin").string(), rendezvous = (dir / "rendezvous").string();
   {
+    // A full or read-only TMPDIR fails the trial with its cause, not a child that dies unexplained.
     const int64_t zeros[2] = {0, 0};
-    std::ofstream(prog, std::ios::binary).write(reinterpret_cast<const char*>(zeros), sizeof zeros);
+    std::string error = base::WriteFileAtomically(prog, std::string_view(reinterpret_cast<const char*>(zeros), sizeof zeros));
+    if (error.empty())
+      error = base::WriteFileAtomically(cfg, config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!error.empty()) {
+      RemoveTree(dir.string());
+      throw std::runtime_error(fmt::format("cannot write the trial's files in TMPDIR ({})", error));
+    }
   }
-  std::ofstream(cfg) << config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
   // A data-parallel trial is `ranks` processes in one process group, rank 0 its leader; rank 0
   // reports progress and writes the record, the others only train.
@@ -445,10 +452,10 @@ int TrialChildMain(const TrialChildArgs& args) {
     std::fflush(stdout);
   };
   const auto record = RunTrial(config, registry, options);
-  const std::string tmp = out_path + ".tmp";
   // Error texts may hold bytes that are not UTF-8 (a file name, a library message): replaced, not fatal.
-  std::ofstream(tmp) << ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  fs::rename(tmp, out_path);
+  // A record that cannot be written whole is not written: the parent says the child left none.
+  base::WriteFileAtomicallyOrThrow(out_path,
+                                   ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   // A rank other than 0 that failed says so by its exit status, so that runx ends the other ranks
   // (they would wait for it in the next collective) and reports its record.
   return leader || record.status == TrialStatus::kOk ? 0 : kFailedRankExit;

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "engine/child.h"
 #include "engine/device.h"
 #include "engine/environment.h"
@@ -305,19 +306,21 @@ std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan) {
   return env;
 }
 
-/// Writes `rec` into PendingDir (a file per trial, written whole then renamed).
+/// Writes `rec` into PendingDir (a file per trial, written whole or not at all); what the store's
+/// error message should add: where the record is kept, or that it could not be kept and why.
 std::string KeepPending(const std::string& db_path, const store::TrialRecord& rec) {
   namespace fs = std::filesystem;
   const fs::path dir = PendingDir(db_path);
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
   const fs::path file = dir / fmt::format("run{}-order{}-repeat{}-{}.json", rec.run_id, rec.order_index,
                                           rec.repeat_index, getpid());
-  {
-    std::ofstream out(file.string() + ".tmp");
-    out << ToJson(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
-  fs::rename(file.string() + ".tmp", file);
-  return file.string();
+  std::string error =
+      ec ? fmt::format("cannot create '{}': {}", dir.string(), ec.message())
+         : base::WriteFileAtomically(file.string(),
+                                     ToJson(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (!error.empty()) return fmt::format("the trial's record could not be kept either ({}): the next run measures it again", error);
+  return fmt::format("the trial's record is kept in '{}' and written by the next run", file.string());
 }
 
 /// Records the trials a failed store write left in PendingDir; returns how many.
@@ -465,9 +468,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     try {
       store.RecordTrial(*rec);
     } catch (const store::StoreError& e) {  // keep the finished trial for the next run
-      const std::string kept = KeepPending(store.path(), *rec);
-      throw store::StoreError(fmt::format("{} (the trial's record is kept in '{}' and written by the next run)",
-                                          e.what(), kept));
+      throw store::StoreError(fmt::format("{} ({})", e.what(), KeepPending(store.path(), *rec)));
     }
     ++result.done;
     ++result.ran;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "spec/overrides.h"
 #include "spec/schema_check.h"
 
@@ -85,6 +86,34 @@ std::vector<Issue> CheckData(const json& data) {
   return issues;
 }
 
+/// Input files that exist but are no files: a FIFO never ends and waits for a writer, a device
+/// such as /dev/zero never ends; runx reads and hashes its inputs whole. (A missing file is the
+/// trial's error: it may be made after validation, or exist only where the trial runs.)
+std::vector<Issue> CheckInputPaths(const json& doc) {
+  std::vector<Issue> issues;
+  const auto check = [&](const std::string& pointer, const json* value) {
+    if (!value || !value->is_string()) return;
+    const std::string kind = base::NotRegularFileKind(value->get<std::string>());
+    if (kind.empty() || kind == "a directory") return;  // a folder's own checks judge folders
+    std::string key = pointer.substr(1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    issues.push_back({pointer, false, fmt::format("'{}' is {}, not a regular file", key, kind),
+                      {"runx reads and hashes its input files whole; give the path of a regular file"}});
+  };
+  const auto at = [&](const char* pointer) -> const json* {
+    try {
+      const json::json_pointer p(pointer);
+      return doc.contains(p) ? &doc.at(p) : nullptr;
+    } catch (const json::exception&) {  // a section of another type: the schema says so
+      return nullptr;
+    }
+  };
+  for (const char* pointer : {"/model/path", "/data/path", "/data/labels", "/data/eval_path", "/data/eval_labels",
+                              "/optimizations/compiled_step/package"})
+    check(pointer, at(pointer));
+  return issues;
+}
+
 }  // namespace
 
 std::string TechniqueNote(const std::string& name, const SchemaSet& schemas) {
@@ -137,6 +166,7 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
   if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
     for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
   for (auto& issue : CheckModelData(doc)) issues.push_back(std::move(issue));
+  for (auto& issue : CheckInputPaths(doc)) issues.push_back(std::move(issue));
   // Each task reads its own section; the other one would be silently ignored.
   const json task = doc.value("task", json("train"));
   // An AOTInductor package is a compiled forward graph: nothing in it can be trained.

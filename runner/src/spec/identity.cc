@@ -1,6 +1,9 @@
 #include "spec/identity.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "spec/spec.h"
 #include "spec/text_data.h"
 
@@ -106,16 +110,32 @@ json ResolvedTechniques(const json& config) {
 }
 
 std::string Sha256OfFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer; only a regular file is
+  // hashed (a device such as /dev/zero never ends), and only the size it had when opened.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const std::string kind = base::NotRegularFileKind(path);
+    throw std::runtime_error(fmt::format("'{}' is {}, not a regular file", path, kind.empty() ? "not a file" : kind));
+  }
   std::unique_ptr<EVP_MD_CTX, DigestDeleter> ctx(EVP_MD_CTX_new());
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  auto left = static_cast<uint64_t>(st.st_size);
+  while (left > 0) {
+    const ssize_t n = ::read(fd, buffer.data(), static_cast<size_t>(std::min<uint64_t>(left, buffer.size())));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error(fmt::format("cannot read '{}': {}", path, n == 0 ? "it shrank while read" : std::strerror(err)));
+    }
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
+    left -= static_cast<uint64_t>(n);
   }
-  if (in.bad()) throw std::runtime_error(fmt::format("cannot read '{}'", path));
+  ::close(fd);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_DigestFinal_ex(ctx.get(), digest, &size);

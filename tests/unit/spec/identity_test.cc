@@ -2,6 +2,7 @@
 #include "spec/identity.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +26,29 @@ json Resolved() {
     "infer": {"steps": 100},
     "optimizations": {"channels_last": {"inputs": true}}
   })");
+}
+
+// Only a regular file is hashed: a device never ends and a FIFO waits for a writer (issue 30, 2).
+TEST(Identity, HashesOnlyRegularFilesAndNeverWaits) {
+  const fs::path dir = fs::temp_directory_path() / ("runx_sha_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "f").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THROW(
+      try { Sha256OfFile(fifo); } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("is a FIFO, not a regular file"), std::string::npos) << e.what();
+        throw;
+      },
+      std::runtime_error);
+  EXPECT_THROW(Sha256OfFile("/dev/zero"), std::runtime_error);
+  std::ofstream(dir / "abc") << "abc";
+  EXPECT_EQ(Sha256OfFile((dir / "abc").string()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  json config = Resolved();
+  config["model"] = {{"name", "torchscript"}, {"path", fifo}};
+  EXPECT_NE(InputFiles(config)["model.path"]["sha256"].get<std::string>().find("unreadable: "), std::string::npos);
+  fs::remove(fifo);
+  fs::remove(dir / "abc");
+  fs::remove(dir);
 }
 
 TEST(Identity, UsedConfigKeepsOnlyWhatTheTrialUses) {

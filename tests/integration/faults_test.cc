@@ -1,0 +1,233 @@
+// Faults a user meets, through the real runx binary on real files (issue 30): a full disk, inputs
+// that never end, interruptions, other runners, hostile text. Each test failed before its fix.
+// Cases that mount a tmpfs need root and skip with the reason without it.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../remove_tree.h"
+#include "run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using runx::testing::Runx;
+
+// A tiny MLP; each step sleeps `ms` (test_sleep) so that a test can act while the trial runs.
+std::string Experiment(int steps, int sleep_ms, const std::string& more = "") {
+  return "name: faults\n"
+         "device: cpu\n"
+         "threads: 1\n"
+         "model: {name: mlp, hidden: [16]}\n"
+         "data: {source: synthetic, shape: [16], num_classes: 4, batch_size: 8}\n" +
+         std::string("train: {warmup_steps: 1, steps: ") + std::to_string(steps) + ", eval: false}\n" +
+         (sleep_ms > 0 ? "optimizations: {test_sleep: {ms: " + std::to_string(sleep_ms) + "}}\n" : "") + more;
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("runx_faults_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
+    runx::testing::RemoveTree(dir_.string());
+    fs::create_directories(dir_);
+    setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
+  }
+  void TearDown() override {
+    for (auto it = mounts_.rbegin(); it != mounts_.rend(); ++it) ::umount2(it->c_str(), MNT_DETACH);
+    unsetenv("RUNX_PLUGIN_PATH");
+    runx::testing::RemoveTree(dir_.string());
+  }
+  // A tmpfs of `kib` KiB at dir_/name; "" or why there is none (not root).
+  std::string MountTmpfs(const std::string& name, int kib, fs::path* at) {
+    *at = dir_ / name;
+    fs::create_directories(*at);
+    const std::string options = "size=" + std::to_string(kib) + "k";
+    if (::mount("tmpfs", at->c_str(), "tmpfs", 0, options.c_str()) != 0)
+      return std::string("cannot mount a tmpfs (") + std::strerror(errno) + "): this case needs root";
+    mounts_.push_back(at->string());
+    return "";
+  }
+  // Fills the file system holding `folder` to the last byte.
+  static void Fill(const fs::path& folder) {
+    const int fd = ::open((folder / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char> block(4096, 'x');
+    while (::write(fd, block.data(), block.size()) > 0) {
+    }
+    for (size_t n = 512; n > 0; n /= 2)  // the last partial block
+      while (::write(fd, block.data(), n) > 0) {
+      }
+    ::close(fd);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  fs::path dir_;
+  std::vector<std::string> mounts_;
+};
+
+// `runx ARGS` ended by `timeout` after `seconds` (status 124): a hang fails the test, not the suite.
+runx::testing::Result RunxWithin(int seconds, const std::string& args) {
+  const std::string cmd = "timeout " + std::to_string(seconds) + " " RUNX_BIN " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int rc = pclose(p);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out, 0};
+}
+
+// Starts the shell command `cmd` in the background; its pid.
+pid_t SpawnShell(const std::string& cmd) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST_F(Faults, DiskFullSaysTheRecordIsLostWhenItCannotBeKept) {
+  fs::path store;
+  if (const auto why = MountTmpfs("store", 1024, &store); !why.empty()) GTEST_SKIP() << why;
+  const std::string file = Write("e.yaml", Experiment(30, 60));
+  const std::string db = (store / "s.db").string();
+  const std::string log = (dir_ / "log").string();
+  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log);
+  // Once the run has begun (its store exists and the trial runs), the disk fills.
+  ASSERT_TRUE(runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Fill(store);
+  EXPECT_EQ(runx::testing::Wait(pid), 1);
+  const std::string said = ReadText(log);
+  EXPECT_NE(said.find("the trial's record could not be kept either"), std::string::npos) << said;
+  EXPECT_NE(said.find("No space left on device"), std::string::npos) << said;
+  EXPECT_NE(said.find("the next run measures it again"), std::string::npos) << said;
+  // Nothing half-written pretends to hold the trial: no empty or partial record file.
+  std::error_code ec;
+  for (fs::directory_iterator it(db + ".pending", ec), end; !ec && it != end; it.increment(ec))
+    ADD_FAILURE() << "left in the pending folder: " << it->path() << " (" << fs::file_size(it->path()) << " bytes)";
+}
+
+TEST_F(Faults, DiskFullKeepsTheRecordWhereItCanAndTheNextRunWritesIt) {
+  fs::path store, kept;
+  if (const auto why = MountTmpfs("store", 1024, &store); !why.empty()) GTEST_SKIP() << why;
+  fs::create_directories(dir_ / "kept");
+  const std::string file = Write("e.yaml", Experiment(30, 60));
+  const std::string db = (store / "s.db").string();
+  fs::create_directory_symlink(dir_ / "kept", db + ".pending");  // the pending folder has room
+  const std::string log = (dir_ / "log").string();
+  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log);
+  ASSERT_TRUE(runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Fill(store);
+  EXPECT_EQ(runx::testing::Wait(pid), 1);
+  EXPECT_NE(ReadText(log).find("the trial's record is kept in"), std::string::npos) << ReadText(log);
+  std::vector<fs::path> records;
+  for (const auto& e : fs::directory_iterator(dir_ / "kept")) records.push_back(e.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_TRUE(nlohmann::json::accept(ReadText(records[0]))) << ReadText(records[0]);
+  // With room again, the next run writes the kept record and measures nothing again.
+  fs::remove(store / "filler");
+  const auto next = Runx(file + " --db " + db + " --json");
+  ASSERT_EQ(next.status, 0) << next.out;
+  EXPECT_NE(next.out.find("\"fate\":\"reused\""), std::string::npos) << next.out;
+  EXPECT_TRUE(fs::is_empty(dir_ / "kept"));
+}
+
+// Point 2: an input that never ends (a device, a FIFO) is an error at once, not a hang.
+TEST_F(Faults, InputsThatNeverEndAreRefusedAtOnce) {
+  const std::string fifo = (dir_ / "model.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string file = Write("e.yaml", Experiment(2, 0));
+  const struct {
+    std::string sets, key, kind;
+  } cases[] = {
+      {"--set model.name=torchscript --set model.path=/dev/zero", "model.path", "a character device"},
+      {"--set model.name=torchscript --set model.path=" + fifo, "model.path", "a FIFO"},
+      {"--set data.source=memmap --set data.path=/dev/zero --set data.labels=/dev/zero", "data.path",
+       "a character device"},
+  };
+  for (const auto& c : cases) {
+    for (const std::string command : {"validate ", "plan ", ""}) {
+      const auto r = RunxWithin(20, command + file + (command.empty() ? " --db " + (dir_ / "s.db").string() : "") + " " + c.sets);
+      EXPECT_EQ(r.status, 2) << command << c.sets << "\n" << r.out;
+      EXPECT_NE(r.out.find("'" + c.key + "' is " + c.kind + ", not a regular file"), std::string::npos)
+          << command << c.sets << "\n" << r.out;
+    }
+  }
+}
+
+// Points 8 and 9: `report -o` writes whole or not at all, and never replaces what is not a file.
+TEST_F(Faults, ReportOutputIsWholeAndNeverReplacesSpecialFiles) {
+  const std::string db = (dir_ / "s.db").string();
+  ASSERT_EQ(Runx(Write("e.yaml", Experiment(2, 0)) + " --db " + db + " -q").status, 0);
+  const std::string fifo = (dir_ / "page.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto r = Runx("report --db " + db + " -o " + fifo);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("is a FIFO, not a regular file"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  if (::getuid() == 0) {  // a device node of its own, as /dev/full would be
+    const std::string device = (dir_ / "full").string();
+    ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0) << std::strerror(errno);
+    r = Runx("report --db " + db + " -o " + device);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("is a character device, not a regular file"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::is_character_file(device));
+  }
+  // A symlink stays a symlink; the page is written to the file it names.
+  Write("real.html", "old");
+  fs::create_symlink(dir_ / "real.html", dir_ / "link.html");
+  r = Runx("report --db " + db + " -o " + (dir_ / "link.html").string());
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.html"));
+  EXPECT_NE(ReadText(dir_ / "real.html").find("<html"), std::string::npos);
+  // A full disk keeps the old page and leaves no temporary beside it.
+  fs::path out;
+  if (const auto why = MountTmpfs("out", 256, &out); !why.empty()) GTEST_SKIP() << why;
+  std::ofstream(out / "page.html") << "old page";
+  Fill(out);
+  r = Runx("report --db " + db + " -o " + (out / "page.html").string());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadText(out / "page.html"), "old page");
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_TRUE(e.path().filename() == "page.html" || e.path().filename() == "filler") << e.path();
+}
+
+// Point 15: a full TMPDIR fails the trial with its cause.
+TEST_F(Faults, FullTmpdirFailsTheTrialWithItsCause) {
+  fs::path tmp;
+  if (const auto why = MountTmpfs("tmp", 64, &tmp); !why.empty()) GTEST_SKIP() << why;
+  Fill(tmp);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  const auto r = Runx(Write("e.yaml", Experiment(2, 0)) + " --json --db " + (dir_ / "s.db").string());
+  unsetenv("TMPDIR");
+  EXPECT_NE(r.out.find("cannot write the trial's files in TMPDIR"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+}
+
+}  // namespace
