@@ -299,6 +299,18 @@ const std::vector<Migration>& Migrations() {
 }
 
 int ReadSchemaVersion(SQLite::Database& db, const std::string& path) {
+  // One snapshot for every query below (a savepoint nests in a caller's transaction): otherwise a
+  // runner creating the store between two of them shows tables without a schema_version.
+  struct Snapshot {
+    SQLite::Database& db;
+    explicit Snapshot(SQLite::Database& d) : db(d) { db.exec("SAVEPOINT read_schema_version"); }
+    ~Snapshot() {
+      try {
+        db.exec("RELEASE read_schema_version");
+      } catch (const SQLite::Exception&) {  // only read: nothing to keep
+      }
+    }
+  } snapshot(db);
   if (!TableExists(db, "schema_version")) {
     if (CountUserTables(db) > 0) {
       throw StoreError(

@@ -1,10 +1,13 @@
 #include "store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -65,25 +68,34 @@ int LatestSchemaVersion() { return Migrations().back().version; }
 
 Store Store::Open(const std::string& path) {
   CreateParentDirectories(path);
-  std::unique_ptr<SQLite::Database> db;
-  try {
-    db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                                            kBusyTimeoutMs);
-    // Reading the schema is the first thing to touch the file: a file that is not a database,
-    // or a database that is not a runx store, is refused before anything in it changes.
-    ReadSchemaVersion(*db, path);
-    db->exec("PRAGMA journal_mode = WAL");
-    db->exec("PRAGMA synchronous = NORMAL");
-    db->exec("PRAGMA foreign_keys = ON");
-  } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot open results store '{}': {}", path, e.what()));
+  // Opening may meet another runner creating or migrating the same store: switching a new file
+  // to WAL and upgrading a read to a write return SQLITE_BUSY at once (SQLite skips the busy
+  // handler where waiting could deadlock), so the whole opening is retried until the busy timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<SQLite::Database> db;
+    const char* doing = "open";
+    try {
+      db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                                              kBusyTimeoutMs);
+      // Reading the schema is the first thing to touch the file: a file that is not a database,
+      // or a database that is not a runx store, is refused before anything in it changes.
+      ReadSchemaVersion(*db, path);
+      db->exec("PRAGMA journal_mode = WAL");
+      db->exec("PRAGMA synchronous = NORMAL");
+      db->exec("PRAGMA foreign_keys = ON");
+      doing = "read";
+      Migrate(*db, Migrations(), path);
+      return Store(std::move(db), path);
+    } catch (const SQLite::Exception& e) {
+      const int code = e.getErrorCode() & 0xff;
+      if ((code == SQLITE_BUSY || code == SQLITE_LOCKED) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(200, 5 << std::min(attempt, 6))));
+        continue;
+      }
+      throw StoreError(fmt::format("cannot {} results store '{}': {}", doing, path, e.what()));
+    }
   }
-  try {
-    Migrate(*db, Migrations(), path);
-  } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot read results store '{}': {}", path, e.what()));
-  }
-  return Store(std::move(db), path);
 }
 
 Store::Store(std::unique_ptr<SQLite::Database> db, std::string path)
