@@ -230,4 +230,60 @@ TEST_F(Faults, FullTmpdirFailsTheTrialWithItsCause) {
   EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
 }
 
+// Point 12: a store on read-only media (or in a folder the user cannot write) is read by the
+// commands that only read.
+TEST_F(Faults, ReadOnlyStoresAreReadByHistoryCompareAndReport) {
+  fs::path media;
+  if (const auto why = MountTmpfs("media", 4096, &media); !why.empty()) GTEST_SKIP() << why;
+  const std::string file = Write("e.yaml", Experiment(2, 0)), db = (media / "s.db").string();
+  ASSERT_EQ(Runx(file + " --db " + db + " -q").status, 0);
+  ASSERT_EQ(Runx(file + " --db " + db + " -q --force").status, 0);
+  ASSERT_EQ(::mount(nullptr, media.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0) << std::strerror(errno);
+  auto r = Runx("history --db " + db);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 runs"), std::string::npos) << r.out;
+  r = Runx("compare 1 2 --db " + db);
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = Runx("report 1 2 --db " + db + " -o " + (dir_ / "r.html").string());
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = Runx("query --db " + db + " \"SELECT count(*) AS n FROM runs\"");
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(media)) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{"s.db"});
+}
+
+// Point 13: a store that would keep nothing, or be written elsewhere than runx says, is refused.
+TEST_F(Faults, InMemoryAndUriStoresAreRefused) {
+  const std::string file = Write("e.yaml", Experiment(2, 0));
+  auto r = Runx(file + " --db :memory:");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("error: ':memory:' is not a file path: runx keeps results in a file"), std::string::npos) << r.out;
+  r = Runx(file + " --db file:" + (dir_ / "y.db").string());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("reads this as a URI"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "y.db"));
+  r = Runx(file + " --db " + (dir_ / "a.db").string() + " -q");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Runx("merge :memory: " + (dir_ / "a.db").string());
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("':memory:' is not a file path"), std::string::npos) << r.out;
+}
+
+// Point 14: a store deleted while a run writes to it is an error, and the trial's record is kept.
+TEST_F(Faults, AStoreDeletedDuringARunIsAnError) {
+  const std::string file = Write("e.yaml", Experiment(30, 60)), db = (dir_ / "del.db").string();
+  const std::string log = (dir_ / "log").string();
+  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log);
+  ASSERT_TRUE(runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  EXPECT_EQ(runx::testing::Wait(pid), 1);
+  const std::string said = ReadText(log);
+  EXPECT_NE(said.find("the results store '" + db + "' was deleted or moved while runx had it open"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("the trial's record is kept in"), std::string::npos) << said;
+  EXPECT_EQ(said.find("results: "), std::string::npos) << said;
+}
+
 }  // namespace

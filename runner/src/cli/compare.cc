@@ -103,7 +103,7 @@ int Compare(const CompareArgs& args) {
     return 2;
   }
   try {
-    auto store = store::Store::Open(args.db);
+    auto store = store::Store::OpenForReading(args.db);
     int64_t id_a = 0, id_b = 0;
     try {
       const std::vector<int64_t> ids = ResolveRuns(store, {a.run, b.run}, args.experiment);

@@ -31,7 +31,7 @@ int History(const HistoryArgs& args) {
     return 2;
   }
   try {
-    auto store = store::Store::Open(db);
+    auto store = store::Store::OpenForReading(db);
     if (experiment.empty()) {
       const auto latest = store::LatestExperiment(store);
       if (!latest) {

@@ -49,7 +49,7 @@ int Report(const ReportArgs& args) {
     return 2;
   }
   try {
-    auto store = store::Store::Open(args.db);
+    auto store = store::Store::OpenForReading(args.db);
     std::vector<int64_t> ids;
     try {
       ids = ResolveRuns(store, args.runs.empty() ? std::vector<std::string>{"latest"} : args.runs, args.experiment);

@@ -112,21 +112,6 @@ Value ReadValue(sqlite3_stmt* stmt, int col) {
   }
 }
 
-// A path SQLite reads as a URI: absolute, every byte but unreserved ones and '/' escaped.
-std::string ImmutableUri(const std::string& path) {
-  const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
-  std::string uri = "file:";
-  for (char ch : abs) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
-      uri += ch;
-    } else {
-      uri += fmt::format("%{:02X}", c);
-    }
-  }
-  return uri + "?immutable=1";
-}
-
 void CheckIsStore(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -265,6 +250,21 @@ class CollectingSink : public RowSink {
 };
 
 }  // namespace
+
+std::string ImmutableUri(const std::string& path) {
+  const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
+  std::string uri = "file:";
+  for (char ch : abs) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += ch;
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 
 StoreSite InspectStoreSite(const std::string& path) {
   StoreSite site;

@@ -78,5 +78,8 @@ enum class OpenMode {
 /// writable or holds both -wal and -shm (SQLite then reads the log through a private copy of its
 /// index); kUnreadable for a log with transactions and no index in a read-only directory.
 OpenMode ChooseOpenMode(const StoreSite& site);
+/// The URI that opens `path` with `immutable=1` (kImmutable), every byte but unreserved ones and
+/// '/' escaped.
+std::string ImmutableUri(const std::string& path);
 
 }  // namespace runx::store

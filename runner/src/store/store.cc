@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,6 +14,7 @@
 #include <set>
 #include <system_error>
 
+#include "store/query.h"
 #include "store/schema.h"
 #include "store/sweeps.h"
 
@@ -66,7 +69,20 @@ void CreateParentDirectories(const std::string& path) {
 
 int LatestSchemaVersion() { return Migrations().back().version; }
 
+namespace {
+
+void CheckStorePath(const std::string& path) {
+  if (path.empty()) throw StoreError("the results store's path is empty: give --db PATH");
+  if (path == ":memory:" || path.rfind("file:", 0) == 0)
+    throw StoreError(fmt::format("'{}' is not a file path: runx keeps results in a file, and SQLite reads this as "
+                                 "{}; give the store's path (e.g. --db results/runx.db)",
+                                 path, path == ":memory:" ? "an in-memory database that keeps nothing" : "a URI"));
+}
+
+}  // namespace
+
 Store Store::Open(const std::string& path) {
+  CheckStorePath(path);
   CreateParentDirectories(path);
   // Opening may meet another runner creating or migrating the same store: switching a new file
   // to WAL and upgrading a read to a write return SQLITE_BUSY at once (SQLite skips the busy
@@ -98,8 +114,54 @@ Store Store::Open(const std::string& path) {
   }
 }
 
+Store Store::OpenForReading(const std::string& path) {
+  CheckStorePath(path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw StoreError(fmt::format("no results store at '{}' (--db names another)", path));
+  const std::string dir = std::filesystem::absolute(path).parent_path().string();
+  if (::access(path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0) return Open(path);
+  const OpenMode mode = ChooseOpenMode(InspectStoreSite(path));
+  if (mode == OpenMode::kUnreadable)
+    throw StoreError(fmt::format("cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
+                                 "reads through '{0}-shm', which is missing and cannot be created in a read-only "
+                                 "directory; copy the store with its -wal to a writable place",
+                                 path));
+  try {
+    auto db = std::make_unique<SQLite::Database>(
+        mode == OpenMode::kImmutable ? ImmutableUri(path) : path,
+        SQLite::OPEN_READONLY | (mode == OpenMode::kImmutable ? SQLite::OPEN_URI : 0), kBusyTimeoutMs);
+    db->exec("PRAGMA query_only = ON");
+    const int version = ReadSchemaVersion(*db, path);
+    if (version != LatestSchemaVersion())
+      throw StoreError(fmt::format("results store '{}' has schema version {} and this runx reads version {}; it cannot "
+                                   "be upgraded where it is (read-only): copy it to a writable place and open the copy",
+                                   path, version, LatestSchemaVersion()));
+    return Store(std::move(db), path);
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot read results store '{}': {}", path, e.what()));
+  }
+}
+
 Store::Store(std::unique_ptr<SQLite::Database> db, std::string path)
-    : db_(std::move(db)), path_(std::move(path)) {}
+    : db_(std::move(db)), path_(std::move(path)) {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0) {
+    device_ = static_cast<uint64_t>(st.st_dev);
+    inode_ = static_cast<uint64_t>(st.st_ino);
+  }
+}
+
+void Store::CheckStillAtPath() const {
+  if (inode_ == 0) return;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
+      static_cast<uint64_t>(st.st_ino) == inode_)
+    return;
+  throw StoreError(fmt::format("the results store '{}' was {} while runx had it open: what runx writes now "
+                               "would be lost",
+                               path_, ::access(path_.c_str(), F_OK) == 0 ? "replaced" : "deleted or moved"));
+}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
@@ -252,6 +314,7 @@ std::optional<ResumableRun> Store::ResumeRun(const std::string& plan_hash, const
 
 void Store::EndRun(int64_t run_id, RunStatus status, const std::string& finished_at) {
   if (status == RunStatus::kRunning) throw StoreError(fmt::format("run {} cannot end as 'running'", run_id));
+  CheckStillAtPath();
   int changed = 0;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -479,6 +542,11 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     return fmt::format("cannot record trial '{}' (repeat {}) of run {} in '{}'", trial.label,
                        trial.repeat_index, trial.run_id, path_);
   };
+  try {
+    CheckStillAtPath();
+  } catch (const StoreError& e) {
+    throw StoreError(fmt::format("{}: {}", context(), e.what()));
+  }
   try {
     for (const StepRow& s : trial.steps) CheckOneOf("step phase", s.phase, StepPhases());
   } catch (const StoreError& e) {

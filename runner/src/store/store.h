@@ -196,7 +196,14 @@ class Store {
  public:
   /// Opens (creating the file and its directory if needed) and migrates to the latest schema.
   /// A file that is not a runx store is refused before anything in it changes.
+  /// `path` is a file's path: `:memory:`, "" and SQLite URIs (`file:...`) are refused (a store
+  /// that keeps nothing, or one written somewhere else than the path runx prints).
   static Store Open(const std::string& path);
+  /// For commands that only read (history, compare, report): Open where the store and its folder
+  /// can be written (an older store is upgraded), else read-only as `runx query` reads (a folder
+  /// the user cannot write, read-only media), where a store of an older schema is refused with
+  /// the way out. Throws StoreError for a missing store.
+  static Store OpenForReading(const std::string& path);
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
   ~Store();
@@ -251,11 +258,15 @@ class Store {
   SQLite::Database& db();
   /// The path the store was opened from.
   const std::string& path() const { return path_; }
+  /// Throws StoreError when `path()` no longer names the file opened (deleted, moved or replaced
+  /// while runx had it open: what is written now would be lost). RecordTrial and EndRun check.
+  void CheckStillAtPath() const;
 
  private:
   Store(std::unique_ptr<SQLite::Database> db, std::string path);
   std::unique_ptr<SQLite::Database> db_;
   std::string path_;
+  uint64_t device_ = 0, inode_ = 0;  ///< the file opened, 0 when unknown
 };
 
 }  // namespace runx::store
