@@ -2,19 +2,23 @@
 // that never end, interruptions, other runners, hostile text. Each test failed before its fix.
 // Cases that mount a tmpfs need root and skip with the reason without it.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -284,6 +288,64 @@ TEST_F(Faults, AStoreDeletedDuringARunIsAnError) {
       << said;
   EXPECT_NE(said.find("the trial's record is kept in"), std::string::npos) << said;
   EXPECT_EQ(said.find("results: "), std::string::npos) << said;
+}
+
+// The runx-merge-* folders in `tmp`.
+std::vector<std::string> MergeFolders(const fs::path& tmp) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(tmp))
+    if (e.path().filename().string().rfind("runx-merge-", 0) == 0) found.push_back(e.path().string());
+  return found;
+}
+
+// Holds an exclusive lock on a store (as a `sqlite3` shell with locking_mode=EXCLUSIVE would)
+// until it goes out of scope.
+class StoreLock {
+ public:
+  explicit StoreLock(const std::string& path) : db_(path, SQLite::OPEN_READWRITE) {
+    db_.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db_.exec("BEGIN EXCLUSIVE");
+    db_.exec("COMMIT");
+  }
+
+ private:
+  SQLite::Database db_;
+};
+
+// Points 4 and 5: a merge waits for a store another process holds locked (input and output,
+// as `runx run` waits); a merge ended by a signal leaves neither the inputs' snapshots nor a new
+// output; one killed with SIGKILL leaves its folder, which the next merge removes.
+TEST_F(Faults, MergeWaitsForLockedStoresAndCleansUpWhenInterrupted) {
+  const std::string file = Write("e.yaml", Experiment(2, 0));
+  const std::string a = (dir_ / "a.db").string(), b = (dir_ / "b.db").string(), out = (dir_ / "out.db").string();
+  for (const auto& db : {a, b, out}) ASSERT_EQ(Runx(file + " --db " + db + " -q --force").status, 0);
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const std::string merge = "exec env TMPDIR=" + tmp.string() + " " RUNX_BIN " merge ";
+  {  // a locked output is waited for, then merged into
+    std::optional<StoreLock> lock(out);
+    const pid_t pid = SpawnShell(merge + out + " " + a + " >/dev/null 2>&1");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "merge did not wait for the locked output";
+    lock.reset();
+    EXPECT_EQ(runx::testing::Wait(pid), 0);
+  }
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGKILL}) {
+    StoreLock lock(b);  // the merge waits for its second input
+    const std::string fresh = (dir_ / ("new" + std::to_string(sig) + ".db")).string();
+    const pid_t pid = SpawnShell(merge + fresh + " " + a + " " + b + " >/dev/null 2>&1");
+    ASSERT_TRUE(runx::testing::WaitFor([&] { return !MergeFolders(tmp).empty(); }, 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "merge did not wait for the locked input";
+    ::kill(pid, sig);
+    EXPECT_EQ(runx::testing::Wait(pid), 128 + sig);
+    EXPECT_FALSE(fs::exists(fresh)) << strsignal(sig);
+    if (sig != SIGKILL) EXPECT_EQ(MergeFolders(tmp), std::vector<std::string>{}) << strsignal(sig);
+  }
+  // SIGKILL left its folder: the next merge removes it.
+  EXPECT_EQ(MergeFolders(tmp).size(), 1u);
+  EXPECT_EQ(runx::testing::Wait(SpawnShell(merge + out + " " + a + " >/dev/null 2>&1")), 0);
+  EXPECT_EQ(MergeFolders(tmp), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "base/cleanup.h"
 #include "cli/commands.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -27,6 +28,8 @@ std::string Describe(const store::MergeCounts& c) {
 
 int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options) {
   try {
+    // Ctrl-C, SIGTERM (kill, scancel) and SIGHUP remove the inputs' snapshots and a new output.
+    const base::RemoveOnSignalHandlers cleanup;
     const store::MergeResult r = store::MergeStores(out, inputs, options);
     for (const store::MergedInput& in : r.inputs) {
       const std::string migrated = in.schema_version < store::LatestSchemaVersion()

@@ -1,6 +1,7 @@
 #include "store/merge.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -8,9 +9,12 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <memory>
+#include <vector>
 #include <optional>
 #include <system_error>
 
+#include "base/cleanup.h"
 #include "runx/remove_tree.h"
 #include "store/merge_copy.h"
 #include "store/query.h"
@@ -21,26 +25,44 @@ namespace runx::store {
 namespace {
 namespace fs = std::filesystem;
 
-// A fresh directory under the system's temporary directory, removed with its content.
+// A fresh folder under the system's temporary directory for the inputs' snapshots, removed with
+// its content when the merge ends, and by a signal that ends it (the files it will hold are
+// registered); a later merge removes one whose merge was killed (SIGKILL).
 class TempDir {
  public:
   TempDir() {
     static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() / fmt::format("runx-merge-{}-{}", static_cast<long>(::getpid()), counter++);
-    RemoveTree(path_.string());
-    std::error_code ec;
-    fs::create_directories(path_, ec);
-    if (ec) {
-      throw StoreError(fmt::format("cannot create the temporary directory '{}': {}", path_.string(), ec.message()));
+    const fs::path parent = fs::temp_directory_path();
+    base::RemoveAbandonedFolders(parent.string(), "runx-merge-");
+    const std::string path =
+        (parent / fmt::format("runx-merge-{}-{}", static_cast<long>(::getpid()), counter++)).string();
+    RemoveTree(path);
+    try {
+      folder_.emplace(path);
+    } catch (const std::runtime_error& e) {
+      throw StoreError(fmt::format("cannot create the temporary directory: {}", e.what()));
     }
+    Keep(path);
+    Keep(path + "/lock");
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() { RemoveTree(path_.string()); }
-  const fs::path& path() const { return path_; }
+  ~TempDir() {
+    registered_.clear();
+    folder_.reset();
+  }
+  fs::path path() const { return folder_->path(); }
+  /// A snapshot file to be made in the folder: it and SQLite's files beside it go on a signal.
+  fs::path File(const std::string& name) {
+    const std::string file = folder_->path() + "/" + name;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) Keep(file + suffix);
+    return file;
+  }
 
  private:
-  fs::path path_;
+  void Keep(const std::string& path) { registered_.push_back(std::make_unique<base::RemoveOnSignal>(path)); }
+  std::optional<base::OwnedFolder> folder_;
+  std::vector<std::unique_ptr<base::RemoveOnSignal>> registered_;
 };
 
 // An input store as the merge reads it: a snapshot at the latest schema version, checked. It is
@@ -78,7 +100,7 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
     throw StoreError(fmt::format("cannot merge '{}': not a file; name a results store (a .db file)", path));
   }
   try {
-    SnapshotReadOnly(path, copy.string());
+    SnapshotReadOnly(path, copy.string(), kLockWaitMs);
   } catch (const StoreError& e) {
     throw StoreError(fmt::format("cannot merge: {}", e.what()));
   }
@@ -128,10 +150,13 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
 // for `runx merge` (Store::Open's own would suggest --db).
 void CheckOutput(const std::string& out) {
   try {
-    SQLite::Database db(out, SQLite::OPEN_READONLY);
+    SQLite::Database db(out, SQLite::OPEN_READONLY, kLockWaitMs);  // a busy output is waited for
     const int tables = db.execAndGet("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").getInt();
     if (tables == 0 || HasTable(db, "schema_version")) return;
   } catch (const SQLite::Exception& e) {
+    if ((e.getErrorCode() & 0xff) == SQLITE_BUSY)
+      throw StoreError(fmt::format("cannot merge into '{}': another process kept it locked for {} minutes ({})", out,
+                                   kLockWaitMs / 60000, e.what()));
     throw StoreError(fmt::format(
         "cannot merge into '{}': it is not a runx results store ({}); name another output store", out, e.what()));
   }
@@ -183,10 +208,15 @@ MergeResult MergeStores(const std::string& out, const std::vector<std::string>& 
   TempDir temp;
   std::vector<Input> read;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    read.push_back(ReadInput(inputs[i], temp.path() / fmt::format("input-{}.db", i), options));
+    read.push_back(ReadInput(inputs[i], temp.File(fmt::format("input-{}.db", i)), options));
   }
 
   if (!created) CheckOutput(out);
+  // An output this merge creates is removed by a signal that ends the merge, as by a failure.
+  std::vector<std::unique_ptr<base::RemoveOnSignal>> new_output;
+  if (created)
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+      new_output.push_back(std::make_unique<base::RemoveOnSignal>(out + suffix));
   std::optional<Store> store;
   try {
     store.emplace(Store::Open(out));

@@ -153,7 +153,7 @@ void TidyUp(const Watched& w) {
 // One read-only connection to a store; closing it tidies up after it.
 class Session {
  public:
-  explicit Session(const std::string& path) {
+  explicit Session(const std::string& path, int wait_ms = kBusyTimeoutMs) {
     CheckIsStore(path);
     const StoreSite site = InspectStoreSite(path);
     const OpenMode mode = ChooseOpenMode(site);
@@ -175,7 +175,7 @@ class Session {
       throw StoreError(fmt::format("cannot open results store '{}': {}", path,
                                    raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
-    sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
+    sqlite3_busy_timeout(db_.get(), wait_ms);
     sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     sqlite3_exec(db_.get(), "PRAGMA query_only = ON", nullptr, nullptr, nullptr);
     // Only to learn which stores ATTACH opens (before it opens them); it refuses nothing.
@@ -329,8 +329,8 @@ QueryResult QueryReadOnly(const std::string& path, const std::string& sql) {
   return result;
 }
 
-void SnapshotReadOnly(const std::string& path, const std::string& dest) {
-  Session session(path);
+void SnapshotReadOnly(const std::string& path, const std::string& dest, int wait_ms) {
+  Session session(path, wait_ms);
   sqlite3* raw = nullptr;
   const int opened = sqlite3_open_v2(dest.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   DbPtr copy(raw);

@@ -47,7 +47,8 @@ QueryResult QueryReadOnly(const std::string& path, const std::string& sql);
 /// Copies a consistent snapshot of the store at `path` into `dest` (a new file), reading the store
 /// the way QueryReadOnly does: nothing in it or beside it changes, a live writer included
 /// (`runx merge` reads its inputs so). Throws StoreError when it cannot be read (not a database).
-void SnapshotReadOnly(const std::string& path, const std::string& dest);
+/// `wait_ms`: how long to wait for a lock another process holds on the store.
+void SnapshotReadOnly(const std::string& path, const std::string& dest, int wait_ms);
 
 /// What QueryReadOnly looks at beside a store before it opens it.
 struct StoreSite {

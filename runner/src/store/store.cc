@@ -21,10 +21,7 @@
 namespace runx::store {
 namespace {
 
-// How long a writer waits for the write lock before giving up: long enough that another runner's
-// transaction, a `sqlite3` shell or a backup holding the lock for minutes does not lose a
-// finished trial (SQLite's busy handler retries until then).
-constexpr int kBusyTimeoutMs = 10 * 60 * 1000;
+constexpr int kBusyTimeoutMs = kLockWaitMs;
 
 const std::vector<std::string>& StepPhases() {
   static const std::vector<std::string> kPhases = {"warmup", "measure", "eval"};

@@ -188,6 +188,11 @@ struct VariantStatsRow {
   std::optional<int64_t> speedup_df;      ///< its degrees of freedom
 };
 
+/// How long runx waits for another process's lock on a store (another runner's transaction, a
+/// `sqlite3` shell, a backup) before giving up: long enough that a finished trial or a merge is not
+/// lost to a lock held for minutes.
+inline constexpr int kLockWaitMs = 10 * 60 * 1000;
+
 /// The schema version this runx writes and understands (the last migration's); a store with a
 /// higher version is refused on open.
 int LatestSchemaVersion();
