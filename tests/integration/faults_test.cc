@@ -348,4 +348,26 @@ TEST_F(Faults, MergeWaitsForLockedStoresAndCleansUpWhenInterrupted) {
   EXPECT_EQ(MergeFolders(tmp), std::vector<std::string>{});
 }
 
+// Point 18: a config value with terminal escapes (here a sweep value, so also a label) reaches
+// no terminal raw: run, plan, history and query print it escaped.
+TEST_F(Faults, ControlCharactersInValuesArePrintedEscaped) {
+  const std::string file = Write("e.yaml",
+                                 "name: hostile\n"
+                                 "device: cpu\n"
+                                 "model: {name: torchscript, path: x.pt}\n"
+                                 "data: {source: synthetic, shape: [16], num_classes: 4, batch_size: 8}\n"
+                                 "train: {warmup_steps: 1, steps: 2, eval: false}\n"
+                                 "sweep:\n"
+                                 "  axes:\n"
+                                 "    model.path: [/plain.pt, \"/b\\e]0;pwned\\a\\e[2J\\e[31m.pt\"]\n");
+  const std::string db = " --db " + (dir_ / "s.db").string();
+  const std::string outputs[] = {Runx(file + db).out, Runx("plan " + file).out, Runx("history" + db).out,
+                                 Runx("query" + db + " \"SELECT label, error FROM trials\"").out};
+  for (const std::string& out : outputs) {
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\a'), std::string::npos) << out;
+    EXPECT_NE(out.find("\\e]0;pwned\\x07\\e[2J\\e[31m.pt"), std::string::npos) << out;
+  }
+}
+
 }  // namespace

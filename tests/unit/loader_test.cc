@@ -1,6 +1,10 @@
 #include "plugins/loader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace runx::plugins {
 namespace {
@@ -45,6 +49,24 @@ TEST(Loader, RefusesNameThatIsNotTheFileStem) {
 
 TEST(Loader, MissingFileIsAnErrorNotACrash) {
   EXPECT_NE(LoadError(kBad + "/libnothing_here.so").find("cannot load plugin"), std::string::npos);
+}
+
+// A file of random bytes named like a plugin is "not a shared library", not "Bad file descriptor"
+// (issue 30, point 19); a library the loader refuses gives the loader's reason.
+TEST(Loader, SaysWhyAFileIsNoPlugin) {
+  const std::string dir = ::testing::TempDir() + "runx_loader_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/librandom.so", std::ios::binary) << std::string("\x13\x37garbage\0\xff bytes", 17);
+  EXPECT_EQ(LoadError(dir + "/librandom.so"), "cannot load plugin '" + dir +
+                                                 "/librandom.so': not a shared library (the file is neither ELF nor "
+                                                 "Mach-O); rebuild the plugin");
+  std::ofstream(dir + "/libtruncated.so", std::ios::binary) << "\x7f" "ELF" "\x02\x01\x01";
+  const std::string truncated = LoadError(dir + "/libtruncated.so");
+  EXPECT_NE(truncated.find("libtruncated.so"), std::string::npos) << truncated;
+  EXPECT_EQ(truncated.find("Bad file descriptor"), std::string::npos) << truncated;
+  std::filesystem::remove(dir + "/librandom.so");
+  std::filesystem::remove(dir + "/libtruncated.so");
+  std::filesystem::remove(dir);
 }
 
 TEST(Registry, DiscoversAllAndReportsBrokenOnes) {

@@ -4,7 +4,9 @@
 
 namespace runx::base {
 
-std::string Printable(std::string_view text) {
+namespace {
+
+std::string Escape(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -19,6 +21,10 @@ std::string Printable(std::string_view text) {
     }
     if (c >= 0x20 && c != 0x7F) {
       out += static_cast<char>(c);
+      continue;
+    }
+    if (c == '\n' && keep_newlines) {
+      out += '\n';
       continue;
     }
     switch (c) {
@@ -40,5 +46,11 @@ std::string Printable(std::string_view text) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string Printable(std::string_view text) { return Escape(text, false); }
+
+std::string PrintableLines(std::string_view text) { return Escape(text, true); }
 
 }  // namespace runx::base

@@ -13,4 +13,7 @@ namespace runx::base {
 /// \u0080... Printable text, UTF-8 included, is unchanged.
 std::string Printable(std::string_view text);
 
+/// The same with line breaks kept: for whole tables and reports printed line by line.
+std::string PrintableLines(std::string_view text);
+
 }  // namespace runx::base

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal.h"
 #include "cli/commands.h"
 #include "report/compare.h"
 #include "store/history.h"
@@ -131,7 +132,8 @@ int Compare(const CompareArgs& args) {
     const report::Gate gate = args.fail_on_inconclusive ? report::Gate::kRegressionsOrInconclusive
                               : args.fail_on_regression ? report::Gate::kRegressions
                                                         : report::Gate::kOff;
-    std::cout << report::RenderComparison(comparison, run_a, run_b, table->format, gate);
+    // Labels and notes are the users' text: escaped (json escapes its own).
+    std::cout << base::PrintableLines(report::RenderComparison(comparison, run_a, run_b, table->format, gate));
     std::cout.flush();
     return comparison.GateFailures(gate).empty() ? 0 : 1;
   } catch (const store::StoreError& e) {

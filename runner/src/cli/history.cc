@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "plugins/dirs.h"
@@ -50,7 +51,7 @@ int History(const HistoryArgs& args) {
     report::CompareOptions options;
     options.threshold = table->threshold;
     const auto runs = report::BuildHistory(store, ids, limit > 0 ? static_cast<size_t>(limit) : ids.size(), options);
-    std::cout << report::RenderHistory(runs, experiment, table->format, table->threshold);
+    std::cout << base::PrintableLines(report::RenderHistory(runs, experiment, table->format, table->threshold));
     std::cout.flush();
     return 0;
   } catch (const store::StoreError& e) {

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal.h"
+
 namespace runx::cli {
 namespace {
 
@@ -30,7 +32,7 @@ const char* FateNote(engine::TrialFate fate) {
 }  // namespace
 
 ConsoleObserver::ConsoleObserver(const std::string& name, const std::string& file, bool quiet)
-    : name_(name), file_(file), quiet_(quiet), tty_(isatty(fileno(stderr))) {}
+    : name_(base::Printable(name)), file_(base::Printable(file)), quiet_(quiet), tty_(isatty(fileno(stderr))) {}
 
 double ConsoleObserver::Seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -46,12 +48,12 @@ void ConsoleObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool re
 
 void ConsoleObserver::TrialStarted(size_t index, const spec::PlannedTrial& trial) {
   index_ = index;
-  label_ = trial.label;
-  labels_[index] = trial.label;
+  label_ = base::Printable(trial.label);
+  labels_[index] = label_;
   const auto placed = devices_.find(index);
   const std::string on = placed == devices_.end() ? "" : " on " + placed->second;
   if (!quiet_ && !tty_)
-    fmt::print(stderr, "[{}/{}] {} (repeat {}) started{}\n", index + 1, total_, trial.label, trial.repeat_index, on);
+    fmt::print(stderr, "[{}/{}] {} (repeat {}) started{}\n", index + 1, total_, label_, trial.repeat_index, on);
 }
 
 void ConsoleObserver::TrialProgress(const nlohmann::json& ev) {
@@ -79,7 +81,8 @@ void ConsoleObserver::TrialFinished(size_t index, const spec::PlannedTrial& tria
   if (quiet_) return;
   if (tty_) fmt::print(stderr, "\r\033[K");
   const std::string what = fate == engine::TrialFate::kRan ? std::string(Name(r.status)) : FateNote(fate);
-  fmt::print(stderr, "[{}/{}] {}: {}{}\n", index + 1, total_, trial.label, what, r.error.empty() ? "" : " (" + r.error + ")");
+  fmt::print(stderr, "[{}/{}] {}: {}{}\n", index + 1, total_, base::Printable(trial.label), what,
+             r.error.empty() ? "" : " (" + base::Printable(r.error) + ")");
 }
 
 void ConsoleObserver::Waiting(size_t count, int64_t holder_run) {
@@ -89,7 +92,7 @@ void ConsoleObserver::Waiting(size_t count, int64_t holder_run) {
              count == 1 ? "" : "s", holder_run);
 }
 
-void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "warning: {}\n", text); }
+void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "warning: {}\n", base::Printable(text)); }
 
 void JsonObserver::Emit(const nlohmann::json& event) {
   fmt::print("{}\n", event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/observers.h"
@@ -126,8 +127,8 @@ int Run(const RunArgs& args) {
                           {"interrupted", result.interrupted}, {"done", result.done}, {"ran", result.ran},
                           {"reused", result.reused}, {"skipped", result.reused}, {"not_ok", result.not_ok}});
     } else if (!args.quiet) {
-      fmt::print("{}", report::RenderReport(rows));
-      fmt::print("{}", report::RenderNoise(rows));
+      fmt::print("{}", base::PrintableLines(report::RenderReport(rows)));
+      fmt::print("{}", base::PrintableLines(report::RenderNoise(rows)));
       fmt::print("results: {} (run {}){}\n", db, result.run_id,
                  result.reused ? fmt::format("; {} trial{} reused from earlier runs", result.reused,
                                              result.reused == 1 ? "" : "s")

@@ -1,7 +1,11 @@
 #include "plugins/loader.h"
 
+#include <dlfcn.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <boost/dll/shared_library.hpp>
@@ -25,6 +29,28 @@ bool IsPluginFile(const fs::path& p) {
   return p.filename().string().rfind("lib", 0) == 0 && (ext == ".so" || ext == ".dylib");
 }
 
+// Why the dynamic loader refused `path`, in its own words where it has them (Boost.DLL's error
+// code says "Bad file descriptor" for a file that is no library).
+std::string WhyNotLoaded(const std::string& path, const std::string& boost_says) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return boost_says;
+  unsigned char magic[4] = {0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(magic), 4);
+  const uint32_t word = uint32_t{magic[0]} << 24 | uint32_t{magic[1]} << 16 | uint32_t{magic[2]} << 8 | magic[3];
+  const bool elf = magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  const bool mach_o = word == 0xfeedface || word == 0xfeedfacf || word == 0xcefaedfe || word == 0xcffaedfe ||
+                      word == 0xcafebabe;
+  if (!elf && !mach_o) return "not a shared library (the file is neither ELF nor Mach-O); rebuild the plugin";
+  // The loader's own reason: a missing dependency, an undefined symbol, another architecture.
+  dlerror();
+  if (void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+    ::dlclose(handle);
+    return boost_says;
+  }
+  const char* why = dlerror();
+  return why ? std::string(why) : boost_says;
+}
+
 }  // namespace
 
 LoadedPlugin LoadPlugin(const std::string& path) {
@@ -34,7 +60,7 @@ LoadedPlugin LoadPlugin(const std::string& path) {
   auto* lib = new boost::dll::shared_library;
   boost::dll::fs::error_code ec;
   lib->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
-  if (ec) throw PluginError(fmt::format("cannot load plugin '{}': {}", path, ec.message()));
+  if (ec) throw PluginError(fmt::format("cannot load plugin '{}': {}", path, WhyNotLoaded(path, ec.message())));
   if (!lib->has(kPluginEntryName))
     throw PluginError(fmt::format("plugin '{}' has no '{}' entry; define it with RUNX_PLUGIN(...) "
                                   "from runx/plugin_export.h",

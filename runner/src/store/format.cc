@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/terminal.h"
 #include "store/format.h"
 #include "store/store.h"
 
@@ -35,32 +36,10 @@ std::string CompactReal(double v) {
   return s;
 }
 
-// Control characters would break the alignment: show them escaped.
-std::string EscapeForTable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string TableCell(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return CompactReal(*d);
-  if (const auto* s = std::get_if<std::string>(&v)) return EscapeForTable(*s);
+  if (const auto* s = std::get_if<std::string>(&v)) return base::Printable(*s);  // no control character reaches the terminal
   return "";
 }
 
