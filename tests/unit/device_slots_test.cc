@@ -3,6 +3,9 @@
 #include "engine/device.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 namespace runx::engine {
 namespace {
@@ -44,9 +47,9 @@ TEST(DeviceSlots, CpuTrialsOnCpuSlotsRunSideBySide) {
 }
 
 TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
-  const auto message = [](const std::string& text, int gpus) {
+  const auto message = [](const std::string& text, int gpus, bool mps_here = true) {
     try {
-      ParseDeviceSlots(text, gpus, std::nullopt);
+      ParseDeviceSlots(text, gpus, std::nullopt, mps_here);
     } catch (const DeviceSlotError& e) {
       return std::string(e.what());
     }
@@ -63,8 +66,28 @@ TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
   EXPECT_EQ(message("cuda:0,", 2).find("'' is not a device"), 11u);
   EXPECT_NE(message("all", 0).find("no NVIDIA GPU found"), std::string::npos);
   EXPECT_EQ(message("mps,mps", 0), "--devices: 'mps' is given twice; a Mac has one MPS device");
+  // A machine without the NVIDIA driver has no cuda:N, and one that is no Mac no mps (issue 30,
+  // point 20: both were accepted and a cpu trial recorded device_slot cuda:0).
+  EXPECT_EQ(message("cuda:0", 0), "--devices: 'cuda:0' does not exist: this machine has 0 GPUs (no NVIDIA driver is loaded)");
+  EXPECT_EQ(message("mps", 0, false), "--devices: 'mps' does not exist here: MPS is the GPU of Apple silicon Macs");
+  EXPECT_EQ(message("mps", 0, true), "no error");
   // Without NVML (-1) the GPU count is unknown: cuda:N is left to the trial.
   EXPECT_EQ(ParseDeviceSlots("cuda:5", -1, std::nullopt).at(0).env.at("CUDA_VISIBLE_DEVICES"), "5");
+}
+
+// Without NVML, the driver's list in /proc says how many GPUs there are (none without a driver).
+TEST(DeviceSlots, GpuCountFromProcReadsTheDriversList) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / ("runx_proc_" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  EXPECT_EQ(GpuCountFromProc(root.string()), 0);
+  fs::create_directories(root / "driver" / "nvidia");
+  EXPECT_EQ(GpuCountFromProc(root.string()), -1);
+  fs::create_directories(root / "driver" / "nvidia" / "gpus" / "0000:3b:00.0");
+  fs::create_directories(root / "driver" / "nvidia" / "gpus" / "0000:af:00.0");
+  EXPECT_EQ(GpuCountFromProc(root.string()), 2);
+  for (const char* gpu : {"0000:3b:00.0", "0000:af:00.0"}) fs::remove(root / "driver" / "nvidia" / "gpus" / gpu);
+  for (const char* dir : {"driver/nvidia/gpus", "driver/nvidia", "driver", ""}) fs::remove(root / dir);
 }
 
 // A trial's `device: cuda:N` with N beyond int is a bad device, said so, not an internal error.

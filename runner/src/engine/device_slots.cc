@@ -1,5 +1,8 @@
 #include "engine/device_slots.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -29,7 +32,7 @@ std::vector<std::string> Split(const std::string& text) {
 }  // namespace
 
 std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
-                                         const std::optional<std::string>& cuda_visible_devices) {
+                                         const std::optional<std::string>& cuda_visible_devices, bool mps_here) {
   std::vector<std::string> visible;
   if (cuda_visible_devices) {
     for (const std::string& v : Split(*cuda_visible_devices))
@@ -52,6 +55,8 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
   for (const std::string& name : names) {
     DeviceSlot slot{name, {}};
     if (name == "cpu" || name == "mps") {
+      if (name == "mps" && !mps_here)
+        throw DeviceSlotError("--devices: 'mps' does not exist here: MPS is the GPU of Apple silicon Macs");
       if (name == "mps" && seen.count(name))
         throw DeviceSlotError("--devices: 'mps' is given twice; a Mac has one MPS device");
     } else if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
@@ -67,7 +72,9 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
       if (gpus >= 0 && index >= gpus)
         throw DeviceSlotError(fmt::format("--devices: '{}' does not exist: this machine has {} GPU{} ({})", name, gpus,
                                           gpus == 1 ? "" : "s",
-                                          cuda_visible_devices ? "CUDA_VISIBLE_DEVICES" : "NVML's count"));
+                                          cuda_visible_devices ? "CUDA_VISIBLE_DEVICES"
+                                          : gpus == 0          ? "no NVIDIA driver is loaded"
+                                                               : "NVML's count"));
       slot.env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices ? visible[index] : std::to_string(index);
     } else {
       throw DeviceSlotError(fmt::format("--devices: '{}' is not a device; expected cuda:N, cpu or mps, comma-separated "
@@ -80,11 +87,24 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
   return slots;
 }
 
+int GpuCountFromProc(const std::string& proc_root) {
+  const std::string driver = proc_root + "/driver/nvidia";
+  struct stat st {};
+  if (::stat(driver.c_str(), &st) != 0) return 0;
+  DIR* dir = ::opendir((driver + "/gpus").c_str());
+  if (!dir) return -1;
+  int n = 0;
+  while (const dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  ::closedir(dir);
+  return n;
+}
+
 std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const auto nvml = ReadNvml();
-  // Without NVML the GPU count is unknown (-1): cuda:N is not checked here; the trial's child says.
-  const int gpus = nvml ? static_cast<int>(nvml->gpus.size()) : -1;
+  // Without NVML, the driver's own list; where that cannot be read either (-1), cuda:N is not
+  // checked here and the trial's child says.
+  const int gpus = nvml ? static_cast<int>(nvml->gpus.size()) : GpuCountFromProc();
   return ParseDeviceSlots(text, gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
 }
 

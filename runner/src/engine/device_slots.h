@@ -26,10 +26,23 @@ class DeviceSlotError : public std::invalid_argument {
 /// or the entries of `cuda_visible_devices` when that is set). `cuda_visible_devices` (the
 /// parent's CUDA_VISIBLE_DEVICES, nullopt when unset) maps `cuda:N` to the N-th visible GPU, as
 /// CUDA numbers them. Throws DeviceSlotError with a hint on anything else.
+/// `mps` exists only where `mps_here` (a Mac).
+#ifdef __APPLE__
+inline constexpr bool kMpsPlatform = true;
+#else
+inline constexpr bool kMpsPlatform = false;
+#endif
 std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
-                                         const std::optional<std::string>& cuda_visible_devices);
+                                         const std::optional<std::string>& cuda_visible_devices,
+                                         bool mps_here = kMpsPlatform);
 
-/// ParseDeviceSlots with this machine's GPU count (NVML) and CUDA_VISIBLE_DEVICES.
+/// The NVIDIA GPUs the driver lists under `proc_root`/driver/nvidia/gpus (one folder each); 0
+/// without /proc/driver/nvidia (no NVIDIA driver loaded), -1 when the driver is there but its list
+/// cannot be read. For a machine where NVML cannot be loaded.
+int GpuCountFromProc(const std::string& proc_root = "/proc");
+
+/// ParseDeviceSlots with this machine's GPU count (NVML, else GpuCountFromProc) and
+/// CUDA_VISIBLE_DEVICES.
 std::vector<DeviceSlot> DeviceSlotsHere(const std::string& text);
 
 /// How many trials run side by side on `device` (a trial's device as resolved: "cpu", "cuda:0")

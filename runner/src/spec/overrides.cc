@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal.h"
 #include "spec/issue.h"
 #include "spec/utf8.h"
 #include "spec/yaml_reader.h"
@@ -45,7 +46,7 @@ Diagnostic Problem(const Override& o, std::string message, std::vector<std::stri
 
 }  // namespace
 
-std::string OverrideFile(const std::string& text) { return "--set " + EscapeInvalidUtf8(text); }
+std::string OverrideFile(const std::string& text) { return "--set " + base::Printable(EscapeInvalidUtf8(text)); }
 
 std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, json* doc, SourceMap* origins) {
   std::vector<Diagnostic> problems;
@@ -65,6 +66,11 @@ std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, j
     }
     if (const std::string bad = InvalidUtf8Message(text, "value"); !bad.empty()) {
       problems.push_back(Problem(o, bad, {kUtf8Note}));
+      continue;
+    }
+    if (text.find_first_of("\n\r") != std::string::npos) {  // YAML would fold it into spaces
+      problems.push_back(Problem(o, "the value holds a line break; a --set value is one line",
+                                 {"write a list or a mapping on one line, e.g. --set 'model.hidden=[64, 32]'"}));
       continue;
     }
     const auto path = SplitDots(key);

@@ -15,8 +15,10 @@
 #include <cctype>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "store/query.h"
 #include "store/store.h"
@@ -196,11 +198,28 @@ class Session {
     if (::access(dir.c_str(), W_OK) != 0) return;  // nothing can be created there
     watched_.push_back({path, Exists(path + "-wal"), Exists(path + "-shm")});
   }
-  static int Authorize(void* self, int action, const char* file, const char*, const char*,
+  static int Authorize(void* self, int action, const char* file, const char* arg, const char*,
                        const char*) {
     if (action == SQLITE_ATTACH && file != nullptr) static_cast<Session*>(self)->Watch(file);
+    // A PRAGMA with a value sets it (writable_schema = 1, query_only = 0, locking_mode = ...),
+    // which sqlite3_stmt_readonly does not count as a write; a few take an argument to read.
+    if (action == SQLITE_PRAGMA && file != nullptr && arg != nullptr) {
+      static const std::set<std::string> kReadWithArgument = {
+          "table_info",       "table_xinfo",       "table_list",      "index_info",  "index_xinfo",
+          "index_list",       "foreign_key_list",  "foreign_key_check", "integrity_check", "quick_check"};
+      std::string name = file;
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!kReadWithArgument.count(name)) static_cast<Session*>(self)->sets_pragma_ = true;
+    }
     return SQLITE_OK;
   }
+
+ public:
+  /// Whether the statement prepared since the last call sets a PRAGMA.
+  bool TakeSetsPragma() { return std::exchange(sets_pragma_, false); }
+
+ private:
+  bool sets_pragma_ = false;
 
   DbPtr db_;
   std::vector<Watched> watched_;
@@ -297,6 +316,7 @@ void QueryReadOnly(const std::string& path, const std::string& sql, RowSink& sin
   while (tail < end) {
     sqlite3_stmt* raw = nullptr;
     const char* next = nullptr;
+    session.TakeSetsPragma();
     const int prepared = sqlite3_prepare_v2(db, tail, static_cast<int>(end - tail), &raw, &next);
     StmtPtr stmt(raw);
     if (next == nullptr || next <= tail) next = end;
@@ -308,7 +328,7 @@ void QueryReadOnly(const std::string& path, const std::string& sql, RowSink& sin
     }
     tail = next;
     if (!stmt) continue;  // only blanks or a comment
-    if (!sqlite3_stmt_readonly(stmt.get())) {
+    if (session.TakeSetsPragma() || !sqlite3_stmt_readonly(stmt.get())) {
       int no_offset = -1;
       throw StoreError(fmt::format(
           "runx query is read-only: the statement would modify the store; use the sqlite3 shell "

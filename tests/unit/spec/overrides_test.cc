@@ -60,6 +60,16 @@ TEST(Overrides, ErrorsPointAtTheOverride) {
             "note: expected one of 'fp16', 'bf16'\n");
 }
 
+// A raw line break is not folded into a space, and the error's prefix shows it escaped on one
+// line (issue 30, point 20).
+TEST(Overrides, AValueWithALineBreakIsRefusedOnOneLine) {
+  EXPECT_EQ(RenderFile("good.yaml", {"train.steps=5\n6"}),
+            "--set train.steps=5\\n6: error: the value holds a line break; a --set value is one line\n"
+            "note: write a list or a mapping on one line, e.g. --set 'model.hidden=[64, 32]'\n");
+  EXPECT_EQ(RenderFile("good.yaml", {"device=\x1b[2Jcpu"}).rfind("--set device=\\e[2Jcpu: error: ", 0), 0u)
+      << RenderFile("good.yaml", {"device=\x1b[2Jcpu"});
+}
+
 TEST(Overrides, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(RenderFile("good.yaml", {"data.batchsize=3"}),
             "--set data.batchsize=3: error: unknown key 'batchsize' in 'data'\n"

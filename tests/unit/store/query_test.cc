@@ -122,6 +122,22 @@ TEST_F(QueryTest, RefusalMessage) {
                 path_ + "\n  UPDATE trials\n    SET status = 'ok';");
 }
 
+// PRAGMAs that set a value change the connection, not the file, so SQLite counts them as reads
+// (issue 30, point 20); the ones that read with an argument still run.
+TEST_F(QueryTest, PragmaSettersAreRefusedAndPragmaReadsRun) {
+  for (const std::string pragma : {"PRAGMA writable_schema = 1", "PRAGMA query_only = 0", "pragma query_only=off",
+                                   "PRAGMA locking_mode = EXCLUSIVE", "PRAGMA main.cache_size = 10",
+                                   "PRAGMA foreign_keys = ON", "SELECT 1; PRAGMA journal_mode = DELETE"}) {
+    EXPECT_EQ(ErrorOf(pragma).rfind("runx query is read-only: the statement would modify the store", 0), 0u)
+        << pragma << ": " << ErrorOf(pragma);
+  }
+  EXPECT_FALSE(QueryReadOnly(path_, "PRAGMA table_info(runs)").rows.empty());
+  EXPECT_FALSE(QueryReadOnly(path_, "PRAGMA index_list('trials')").rows.empty());
+  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA query_only").rows, (std::vector<std::vector<Value>>{{int64_t{1}}}));
+  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA quick_check").rows,
+            (std::vector<std::vector<Value>>{{std::string("ok")}}));
+}
+
 TEST_F(QueryTest, NothingThatWritesGetsThrough) {
   const std::vector<std::string> tables = {"experiments", "runs",        "trials",        "steps",
                                            "metrics",     "environment", "schema_version",
