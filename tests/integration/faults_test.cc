@@ -370,4 +370,50 @@ TEST_F(Faults, ControlCharactersInValuesArePrintedEscaped) {
   }
 }
 
+// Point 7: a count whose pack cannot fit is refused before anything is written; a pack ended by
+// a signal leaves no temporary file.
+TEST_F(Faults, DataPackChecksItsSizeAndCleansUpWhenInterrupted) {
+  const std::string file = Write("e.yaml", Experiment(2, 0)), out = (dir_ / "packed").string();
+  auto r = Runx("data pack " + file + " --count 100000000000000 --out " + out);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("GB free; pack fewer samples or into another folder"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(out));
+  r = Runx("data pack " + file + " --count 1e14 --out " + out);  // a count is a whole number
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::is_empty(out));
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const pid_t pid = SpawnShell("exec " RUNX_BIN " data pack " + file + " --count 8000000 --out " + out +
+                                 " >/dev/null 2>&1");
+    const auto temporaries = [&] {
+      int n = 0;
+      for (const auto& e : fs::directory_iterator(out)) n += e.path().filename().string().find(".tmp-") != std::string::npos;
+      return n;
+    };
+    ASSERT_TRUE(runx::testing::WaitFor([&] { return temporaries() > 0; }, 30));
+    ::kill(pid, sig);
+    EXPECT_EQ(runx::testing::Wait(pid), 128 + sig);
+    EXPECT_EQ(temporaries(), 0) << strsignal(sig);
+  }
+}
+
+// Point 6: files of two packs (one stopped between its renames) are refused, not trained on.
+TEST_F(Faults, FilesOfTwoPacksAreRefused) {
+  const std::string file = Write("e.yaml", Experiment(2, 0)), out = (dir_ / "packed").string();
+  ASSERT_EQ(Runx("data pack " + file + " --count 64 --out " + out).status, 0);
+  fs::copy_file(out + "/train_labels.npy", dir_ / "old_labels.npy");
+  fs::copy_file(out + "/runx-pack.json", dir_ / "old_manifest.json");
+  ASSERT_EQ(Runx("data pack " + file + " --count 64 --set seed=1 --out " + out).status, 0);
+  const std::string memmap = " --set data.source=memmap --set data.path=" + out + "/train_inputs.npy" +
+                             " --set data.labels=" + out + "/train_labels.npy --db " + (dir_ / "s.db").string();
+  auto r = Runx(file + memmap);  // the second pack whole: fine
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
+  // Stopped after its inputs were renamed: new inputs, old labels, old manifest.
+  fs::copy_file(dir_ / "old_labels.npy", out + "/train_labels.npy", fs::copy_options::overwrite_existing);
+  fs::copy_file(dir_ / "old_manifest.json", out + "/runx-pack.json", fs::copy_options::overwrite_existing);
+  r = Runx(file + memmap + " --force");
+  EXPECT_NE(r.out.find("is not the file `runx data pack` wrote beside the others"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("train_inputs.npy"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/cleanup.h"
 #include "cli/commands.h"
 #include "data/pack.h"
 #include "plugins/dirs.h"
@@ -86,6 +87,8 @@ int DataPack(const data::PackRequest& request) {
   if (request.train_limit > 0) data["train_limit"] = request.train_limit;
   data::PackResult r;
   try {
+    // Ctrl-C, SIGTERM and SIGHUP remove the pack's temporary files (each is registered).
+    const base::RemoveOnSignalHandlers cleanup;
     r = data::Pack(data, seed, request.out, request.count);
   } catch (const std::runtime_error& e) {  // data::DataError
     fmt::print(stderr, "error: {}\n", e.what());

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "data/npy.h"
+#include "data/pack_manifest.h"
 #include "data/sources.h"
 
 namespace runx::data {
@@ -115,6 +116,12 @@ MemmapSource::Opened MemmapSource::Open(const nlohmann::json& d, const c10::Devi
                                   labels.size(0), inputs.size(0), inputs_key));
     return labels;
   };
+
+  // Files of one `runx data pack`, not of two (one stopped midway).
+  std::vector<std::string> files;
+  for (const char* key : {"path", "labels", "eval_path", "eval_labels"})
+    if (d.contains(key) && d[key].is_string()) files.push_back(d[key].get<std::string>());
+  CheckPackManifest(files);
 
   Opened out;
   HostTensorsOptions& o = out.options;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "base/cleanup.h"
 #include "data/data.h"
 
 namespace runx::data {
@@ -241,7 +242,9 @@ std::string NpyHeaderBytes(c10::ScalarType dtype, const std::vector<int64_t>& sh
 }
 
 NpyWriter::NpyWriter(std::string path, c10::ScalarType dtype, std::vector<int64_t> shape)
-    : path_(std::move(path)), temp_(fmt::format("{}.tmp-{}", path_, ::getpid())) {
+    : path_(std::move(path)),
+      temp_(fmt::format("{}.tmp-{}", path_, ::getpid())),
+      remove_on_signal_(std::make_unique<base::RemoveOnSignal>(temp_)) {
   NpyHeader h;
   h.dtype = dtype;
   h.shape = shape;

@@ -6,11 +6,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <c10/core/ScalarType.h>
 #include <torch/types.h>
+
+namespace runx::base {
+class RemoveOnSignal;
+}  // namespace runx::base
 
 namespace runx::data {
 
@@ -48,6 +53,7 @@ class NpyWriter {
 
  private:
   std::string path_, temp_;
+  std::unique_ptr<base::RemoveOnSignal> remove_on_signal_;  ///< the temporary goes if a signal ends runx
   std::FILE* file_ = nullptr;
   int64_t expected_ = 0, written_ = 0;
 };

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <filesystem>
 
+#include <sys/statvfs.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "data/npy.h"
+#include "data/pack_manifest.h"
 #include "data/sources.h"
 
 namespace runx::data {
@@ -70,6 +73,17 @@ PackResult PackSynthetic(const nlohmann::json& data, uint64_t seed, const fs::pa
   const int64_t classes = data.at("num_classes").get<int64_t>();
   int64_t sample = 1;
   for (auto d : shape) sample *= d;
+  // What the pack writes (float32 inputs, int64 labels) must fit the folder's file system, checked
+  // before anything is written (a count of 1e14 is a typo, not a plan).
+  const double bytes = static_cast<double>(count) * (static_cast<double>(sample) * 4 + 8);
+  struct statvfs fs_stat {};
+  if (::statvfs(dir.c_str(), &fs_stat) == 0) {
+    const double free = static_cast<double>(fs_stat.f_bavail) * static_cast<double>(fs_stat.f_frsize);
+    if (bytes > free)
+      throw DataError(fmt::format("--count {} writes {:.3g} GB ({} float32 values a sample and a label), and '{}' "
+                                  "has {:.3g} GB free; pack fewer samples or into another folder",
+                                  count, bytes / 1e9, sample, dir.string(), free / 1e9));
+  }
   const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (sample * 4));
   std::vector<int64_t> full{count};
   full.insert(full.end(), shape.begin(), shape.end());
@@ -111,6 +125,10 @@ PackResult Pack(const nlohmann::json& data, uint64_t seed, const std::string& ou
                                 ec ? ec.message() : "it exists and is not a folder"));
   const fs::path dir = fs::absolute(out_dir).lexically_normal();
   PackResult r = source == "synthetic" ? PackSynthetic(data, seed, dir, count) : PackFashionMnist(data, dir);
+  // Last: the manifest that tells this pack's files from those of a pack stopped midway.
+  std::vector<std::string> written;
+  for (const auto& f : r.files) written.push_back(f.path);
+  WritePackManifest(written);
   r.data["source"] = "memmap";
   r.data["path"] = r.files[0].path;
   r.data["labels"] = r.files[1].path;
