@@ -122,6 +122,13 @@ int Run(const RunArgs& args) {
     const auto result = engine::RunSweep(exp, loaded->plan, store, options, observer);
     const auto rows = report::Summarize(store, result.run_id);
     report::WriteVariantStats(store, result.run_id, rows);
+    // A signal while the statistics were computed (bounded: well under a second, whatever the step
+    // count) ends runx now: every trial is recorded, only the table is left unprinted.
+    if (g_interrupted && !result.interrupted) {
+      fmt::print(stderr, "runx: interrupted after the last trial: every trial is recorded (run {}); runx history "
+                         "and runx compare show them\n", result.run_id);
+      return 130;
+    }
     if (args.json) {
       JsonObserver::Emit({{"event", "sweep_end"}, {"run_id", result.run_id}, {"sweep_id", result.run_id},
                           {"interrupted", result.interrupted}, {"done", result.done}, {"ran", result.ran},
