@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -414,6 +415,36 @@ TEST_F(Faults, FilesOfTwoPacksAreRefused) {
   r = Runx(file + memmap + " --force");
   EXPECT_NE(r.out.find("is not the file `runx data pack` wrote beside the others"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("train_inputs.npy"), std::string::npos) << r.out;
+}
+
+// Point 17: a runner in another PID namespace of this host (a container sharing the volume and
+// TMPDIR) is alive to the others: its claims are not taken over (each trial is measured once) and
+// its trial folders are not removed under it.
+TEST_F(Faults, RunnersInAnotherPidNamespaceAreSeenAlive) {
+  if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "unshare --pid cannot make a PID namespace here: this case needs root";
+  const std::string file = Write("e.yaml", Experiment(20, 40, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
+  const std::string db = (dir_ / "s.db").string(), tmp = (dir_ / "tmp").string();
+  fs::create_directories(tmp);
+  const std::string run = "env TMPDIR=" + tmp + " " RUNX_BIN " " + file + " --db " + db + " -q >/dev/null 2>&1";
+  const pid_t contained = SpawnShell("exec unshare --pid --fork --mount-proc " + run);
+  // Once the contained runner measures its first trial, a second runner starts beside it.
+  ASSERT_TRUE(runx::testing::WaitFor(
+      [&] {
+        for (const auto& e : fs::directory_iterator(tmp))
+          if (e.path().filename().string().rfind("runx-trial-", 0) == 0) return true;
+        return false;
+      },
+      30));
+  const pid_t beside = SpawnShell("exec " + run);
+  EXPECT_EQ(runx::testing::Wait(beside), 0);
+  EXPECT_EQ(runx::testing::Wait(contained), 0);
+  const auto count = [&](const std::string& where) {
+    const auto r = Runx("query --db " + db + " --format csv \"SELECT count(*) AS n FROM trials" + where + "\"");
+    return r.out.substr(r.out.find('\n') + 1);
+  };
+  EXPECT_EQ(count(""), "6\r\n") << "a trial measured twice";
+  EXPECT_EQ(count(" WHERE status = 'ok'"), "6\r\n") << Runx("query --db " + db + " \"SELECT label, status, error FROM trials\"").out;
 }
 
 }  // namespace

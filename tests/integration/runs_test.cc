@@ -247,9 +247,18 @@ TEST_F(Runs, TrialFoldersOfAKilledRunxAreRemovedByTheNext) {
   const fs::path stale = fs::temp_directory_path() / ("runx-trial-" + std::to_string(dead) + "-abcdef");
   fs::create_directories(stale);
   std::ofstream(stale / "stderr.txt") << "x";
+  std::ofstream(stale / "in-use.lock") << "";  // its runx held this lock; nobody holds it now
+  // An older runx's folder has no lock: judged by its pid, once a minute old.
+  const fs::path old = fs::temp_directory_path() / ("runx-trial-" + std::to_string(dead) + "-oldrun");
+  const fs::path young = fs::temp_directory_path() / ("runx-trial-" + std::to_string(dead) + "-young1");
+  for (const auto& d : {old, young}) fs::create_directories(d);
+  fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::minutes(5));
   const auto file = Write(Tiny("tidy", ""));
   ASSERT_EQ(Runx(file + " --db " + db_ + " -q").status, 0);
   EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(old));
+  EXPECT_TRUE(fs::exists(young)) << "a folder without a lock, made less than a minute ago, may be being made";
+  fs::remove(young);
 }
 
 }  // namespace

@@ -111,6 +111,28 @@ bool OwnedFolder::Held(const std::string& folder, double grace_s) {
   return !free;
 }
 
+HeldLock::HeldLock(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (fd_ >= 0) ::close(fd_);
+    throw std::runtime_error(fmt::format("cannot lock '{}': {}", path_, std::strerror(err)));
+  }
+}
+
+HeldLock::~HeldLock() {
+  ::unlink(path_.c_str());
+  ::close(fd_);
+}
+
+HeldLock::State HeldLock::Probe(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return State::kMissing;
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free ? State::kFree : State::kHeld;
+}
+
 int RemoveAbandonedFolders(const std::string& parent, const std::string& prefix) {
   DIR* dir = ::opendir(parent.c_str());
   if (!dir) return 0;

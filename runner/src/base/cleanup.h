@@ -55,6 +55,28 @@ class OwnedFolder {
   int lock_fd_ = -1;
 };
 
+/// A lock file held by this process while the object lives: other processes on the host, in any
+/// PID namespace, learn from it whether its holder is alive (a pid alone cannot say: another
+/// namespace's pids are not this one's). The lock goes with the process however it ends; the
+/// file stays after a SIGKILL until a later process finds it free and removes it.
+class HeldLock {
+ public:
+  /// Creates `path` (its folder must exist) and locks it; throws std::runtime_error.
+  explicit HeldLock(std::string path);
+  ~HeldLock();  ///< unlocks and removes the file
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+  const std::string& path() const { return path_; }
+
+  enum class State { kMissing, kHeld, kFree };
+  /// Whether a process holds the lock at `path`.
+  static State Probe(const std::string& path);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// Removes the folders in `parent` whose names start with `prefix` and whose OwnedFolder lock no
 /// process holds (left by a process killed with SIGKILL); returns how many.
 int RemoveAbandonedFolders(const std::string& parent, const std::string& prefix);

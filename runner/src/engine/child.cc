@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -17,12 +18,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/cleanup.h"
 #include "base/files.h"
 #include "engine/data_parallel.h"
 #include "engine/environment.h"
@@ -67,6 +71,7 @@ std::string StderrTail(const std::string& text) {
 }
 
 constexpr const char* kTrialDirPrefix = "runx-trial-";
+constexpr const char* kTrialDirLock = "in-use.lock";  ///< held by the runx that made the folder
 
 /// The exit status of a data-parallel rank (not rank 0) whose trial did not end ok.
 constexpr int kFailedRankExit = 3;
@@ -94,7 +99,15 @@ int RemoveStaleTrialDirs() {
     } catch (const std::exception&) {
       continue;
     }
-    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // its runx still runs
+    // The folder's lock says whether its runx runs, whatever its PID namespace; a folder without
+    // one (being made, or made by an older runx) is judged by its runx's pid, and not before a minute.
+    const auto lock = base::HeldLock::Probe((it->path() / kTrialDirLock).string());
+    if (lock == base::HeldLock::State::kHeld) continue;
+    if (lock == base::HeldLock::State::kMissing) {
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // its runx still runs
+      struct stat st {};
+      if (::stat(it->path().c_str(), &st) != 0 || std::time(nullptr) - st.st_mtime < 60) continue;
+    }
     RemoveTree(it->path());
     ++removed;
   }
@@ -241,6 +254,14 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const char* dir_c = mkdtemp(tmpl.data());
   if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   const fs::path dir(dir_c);
+  // Held while the folder is in use: another runx, in any PID namespace, leaves the folder alone.
+  std::optional<base::HeldLock> in_use;
+  try {
+    in_use.emplace((dir / kTrialDirLock).string());
+  } catch (const std::runtime_error& e) {
+    RemoveTree(dir.string());
+    throw std::runtime_error(fmt::format("cannot lock the trial's folder in TMPDIR ({})", e.what()));
+  }
   const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
                     prog = (dir / "progress.bin").string(), rendezvous = (dir / "rendezvous").string();
   {

@@ -1,15 +1,20 @@
 #include "engine/identity.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "base/cleanup.h"
 #include "engine/child.h"
 #include "engine/device.h"
 #include "engine/environment.h"
@@ -108,7 +113,58 @@ bool ProcessAlive(const std::string& host, int64_t pid, const std::string& token
   if (close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X'))
     return false;
 #endif
-  return token.empty() || ProcessToken(pid) == token;
+  const std::string own = token.substr(0, token.find(" lock:"));  // the process's part
+  return own.empty() || ProcessToken(pid) == own;
+}
+
+struct RunnerLock::Held {
+  base::HeldLock lock;
+};
+
+std::string RunnersDir(const std::string& db_path) { return db_path + ".runners"; }
+
+RunnerLock::RunnerLock(const std::string& db_path) {
+  token_ = ProcessToken(getpid());
+  std::random_device random;
+  const std::string nonce = fmt::format("{:08x}{:08x}", random(), random());
+  const std::string& dir = dir_ = RunnersDir(db_path);
+  ::mkdir(dir.c_str(), 0755);
+  // Locks of runners that ended without removing theirs (SIGKILL) go first.
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) names.push_back(e->d_name);
+    ::closedir(d);
+    for (const auto& name : names)
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0 &&
+          base::HeldLock::Probe(dir + "/" + name) == base::HeldLock::State::kFree)
+        ::unlink((dir + "/" + name).c_str());
+  }
+  try {
+    held_.reset(new Held{base::HeldLock(dir + "/" + nonce + ".lock")});
+    token_ += " lock:" + nonce;
+  } catch (const std::runtime_error&) {  // no lock: runners judge this one by its pid
+  }
+}
+
+RunnerLock::~RunnerLock() {
+  held_.reset();
+  ::rmdir(dir_.c_str());  // the last runner leaves no folder beside the store
+}
+
+bool RunnerAlive(const std::string& db_path, const std::string& host, int64_t pid, const std::string& token) {
+  if (host != HostName()) return true;
+  if (const auto at = token.find(" lock:"); at != std::string::npos) {
+    const std::string lock = RunnersDir(db_path) + "/" + token.substr(at + 6) + ".lock";
+    switch (base::HeldLock::Probe(lock)) {
+      case base::HeldLock::State::kHeld:
+        return true;
+      case base::HeldLock::State::kFree:
+        return false;
+      case base::HeldLock::State::kMissing:
+        break;  // removed by its runner as it ended, or a store copied from elsewhere: the pid says
+    }
+  }
+  return ProcessAlive(host, pid, token);
 }
 
 std::string HostName() {

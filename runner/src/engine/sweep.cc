@@ -365,7 +365,12 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   const std::string build = BuildIdentity(registry);
   const std::string host = HostName();
   const int64_t pid = getpid();
-  store.MarkDeadRuns(ProcessAlive, UtcNow());
+  // This runner's lock beside the store; other runners judge every run by theirs (RunnerAlive).
+  const RunnerLock runner_lock(store.path());
+  const store::LivenessCheck alive = [&store](const std::string& h, int64_t p, const std::string& token) {
+    return RunnerAlive(store.path(), h, p, token);
+  };
+  store.MarkDeadRuns(alive, UtcNow());
   RemoveStaleTrialDirs();
   if (const size_t n = RecordPending(store, observer); n > 0)
     observer.Warning(fmt::format("recorded {} trial{} that an earlier run could not write to the store", n, n == 1 ? "" : "s"));
@@ -375,7 +380,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   const std::string shard = fmt::format("{}/{}", plan.shard_index, plan.shard_count);
   std::optional<store::ResumableRun> resumed;
   if (options.resume) {
-    resumed = store.ResumeRun(options.plan_hash, shard, host, pid, ProcessToken(pid));
+    resumed = store.ResumeRun(options.plan_hash, shard, host, pid, runner_lock.token());
     if (!resumed) observer.Warning("--resume: no interrupted run of this plan (and shard) in the store; starting a new run");
   }
   if (resumed) {
@@ -394,7 +399,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     info.build_type = BuildType();
     info.runx_build = build;
     info.pid = pid;
-    info.pid_token = ProcessToken(pid);
+    info.pid_token = runner_lock.token();
     info.plan_hash = options.plan_hash;
     info.shard = shard;
     info.force = options.force;
@@ -421,7 +426,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, options, &platforms)).first;
     const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
     const store::Claim claim =
-        store.ClaimTrial(result.run_id, found->second.key, place, ProcessAlive, UtcNow(), stale_after_s);
+        store.ClaimTrial(result.run_id, found->second.key, place, alive, UtcNow(), stale_after_s);
     if (claim.outcome == store::ClaimOutcome::kBusy) {
       holder = claim.holder_run;
       return Claimed::kWait;
