@@ -447,4 +447,38 @@ TEST_F(Faults, RunnersInAnotherPidNamespaceAreSeenAlive) {
   EXPECT_EQ(count(" WHERE status = 'ok'"), "6\r\n") << Runx("query --db " + db + " \"SELECT label, status, error FROM trials\"").out;
 }
 
+// Point 16: two variants whose data files are copies at two paths are one configuration: one
+// trial measures both, and neither vanishes from the run's table, history or export.
+TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
+  const std::string file = Write("e.yaml", Experiment(2, 0)), plain = (dir_ / "plain").string();
+  ASSERT_EQ(Runx("data pack " + file + " --count 64 --out " + plain).status, 0);
+  fs::copy(plain, dir_ / "plain2");
+  const std::string sweep = Write("m.yaml", "name: copies\n"
+                                            "device: cpu\n"
+                                            "model: {name: mlp, hidden: [16]}\n"
+                                            "data: {source: memmap, path: plain/train_inputs.npy, labels: "
+                                            "plain/train_labels.npy, batch_size: 8}\n"
+                                            "train: {warmup_steps: 1, steps: 3, eval: false}\n"
+                                            "sweep: {axes: {data.path: [plain/train_inputs.npy, plain2/train_inputs.npy]}}\n");
+  const std::string db = " --db " + (dir_ / "s.db").string();
+  const std::string cd = "cd " + dir_.string() + " && " RUNX_BIN " ";
+  const auto shell = [](const std::string& cmd) {
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  const std::string run = shell(cd + sweep + db + " --export-json " + (dir_ / "t.json").string());
+  const auto table = nlohmann::json::parse(ReadText(dir_ / "t.json"));
+  std::vector<std::string> labels;
+  for (const auto& v : table["variants"]) labels.push_back(v["label"].get<std::string>());
+  EXPECT_EQ(labels, (std::vector<std::string>{"baseline", "path=plain2/train_inputs.npy"})) << run << table.dump();
+  const std::string history = shell(cd + "history" + db);
+  EXPECT_NE(history.find("path=plain2/train_inputs.npy"), std::string::npos) << history;
+  const auto members = Runx("query" + db + " --format csv \"SELECT count(*) AS n, count(DISTINCT trial_id) AS t FROM run_trials\"");
+  EXPECT_EQ(members.out.substr(members.out.find('\n') + 1), "2,1\r\n") << members.out;
+}
+
 }  // namespace

@@ -286,6 +286,28 @@ ALTER TABLE variant_stats ADD COLUMN speedup_se REAL;
 ALTER TABLE variant_stats ADD COLUMN speedup_df INTEGER;
 )sql";
 
+// Version 7: a run holds a trial once per variant label. Two planned variants whose configurations
+// are one (data files with the same content at two paths) share one measured trial; before, the
+// second variant's membership was dropped and it vanished from its run's table and report. The
+// table is rebuilt because SQLite cannot change a primary key in place.
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE run_trials_v7 (
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  trial_id     INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  label        TEXT NOT NULL DEFAULT '',
+  is_baseline  INTEGER NOT NULL DEFAULT 0 CHECK (is_baseline IN (0, 1)),
+  repeat_index INTEGER NOT NULL DEFAULT 0 CHECK (repeat_index >= 0),
+  order_index  INTEGER NOT NULL DEFAULT 0,
+  reused       INTEGER NOT NULL DEFAULT 0 CHECK (reused IN (0, 1)),
+  PRIMARY KEY (run_id, trial_id, label)
+);
+INSERT INTO run_trials_v7 (run_id, trial_id, label, is_baseline, repeat_index, order_index, reused)
+  SELECT run_id, trial_id, label, is_baseline, repeat_index, order_index, reused FROM run_trials;
+DROP TABLE run_trials;
+ALTER TABLE run_trials_v7 RENAME TO run_trials;
+CREATE INDEX run_trials_trial_id ON run_trials(trial_id);
+)sql";
+
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
@@ -294,6 +316,7 @@ const std::vector<Migration>& Migrations() {
       {4, kSchemaV4},
       {5, kSchemaV5},
       {6, kSchemaV6},
+      {7, kSchemaV7},
   };
   return kMigrations;
 }

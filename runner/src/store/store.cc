@@ -653,7 +653,9 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
                              "FROM run_trials rt JOIN trials t ON t.id = rt.trial_id LEFT JOIN runs m ON m.id = t.run_id "
                              "WHERE rt.run_id IN " RUNX_SWEEP_RUNS_OF("?1") " ORDER BY rt.order_index, t.id");
     trials.bind(1, run_id);
-    std::set<int64_t> seen;
+    // A trial once per variant: shards share a trial under one label; two variants that are one
+    // configuration (identical data at two paths) share it under two.
+    std::set<std::pair<int64_t, std::string>> seen;
     SQLite::Statement steps(*db_,
                             "SELECT wall_ms, samples FROM steps WHERE trial_id = ? "
                             "AND phase = 'measure' AND wall_ms > 0 ORDER BY step");
@@ -665,8 +667,8 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
     while (trials.executeStep()) {
       RunTrial t;
       t.trial_id = trials.getColumn(0).getInt64();
-      if (!seen.insert(t.trial_id).second) continue;
       t.label = trials.getColumn(1).getString();
+      if (!seen.insert({t.trial_id, t.label}).second) continue;
       t.is_baseline = trials.getColumn(2).getInt() != 0;
       t.status = ReadTrialStatus(trials.getColumn(3).getString(), t.trial_id);
       t.repeat_index = trials.getColumn(4).getInt();

@@ -50,7 +50,7 @@ TEST_F(ResumeTest, MigratesAVersion1StoreKeepingItsData) {
   WriteVersion1Store(path);
   {
     Store store = Store::Open(path);
-    EXPECT_EQ(store.schema_version(), 6);
+    EXPECT_EQ(store.schema_version(), 7);
   }
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
   EXPECT_EQ(CountRows(path, "experiments"), 1);
@@ -77,7 +77,7 @@ TEST_F(ResumeTest, MigratesAVersion1StoreKeepingItsData) {
 
   // Opening again does not migrate again; the migrated store takes new figures.
   Store store = Store::Open(path);
-  EXPECT_EQ(store.schema_version(), 6);
+  EXPECT_EQ(store.schema_version(), 7);
   store.RecordVariantStats(1, {{"bf16", false, 1, 1}});
   EXPECT_EQ(CountRows(path, "variant_stats"), 1);
 }

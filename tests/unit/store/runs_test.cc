@@ -46,7 +46,7 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   ASSERT_EQ(old_trials.size(), 19u);
   ASSERT_EQ(Rows(path, "SELECT status FROM sweeps WHERE id = 3")[0][0], Value(std::string("running")));
 
-  { EXPECT_EQ(Store::Open(path).schema_version(), 6); }
+  { EXPECT_EQ(Store::Open(path).schema_version(), 7); }
 
   EXPECT_EQ(Rows(path,
                  "SELECT id, run_id, label, status, repeat_index, order_index, coalesce(error, ''), "

@@ -56,7 +56,7 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
   Store store = Store::Open(path);
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(store.schema_version(), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 6);
+  EXPECT_EQ(LatestSchemaVersion(), 7);
   EXPECT_EQ(store.path(), path);
   EXPECT_EQ(SchemaObjects(store.db(), "table"),
             (std::set<std::string>{"schema_version", "experiments", "runs", "trials", "steps",
@@ -140,7 +140,7 @@ TEST_F(StoreTest, RefusesNewerSchemaVersion) {
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
               "results store '" + path +
-                  "' has schema version 99, this runx supports up to 6; upgrade runx");
+                  "' has schema version 99, this runx supports up to 7; upgrade runx");
   }
 }
 
