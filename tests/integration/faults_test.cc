@@ -253,6 +253,14 @@ TEST_F(Faults, ReadOnlyStoresAreReadByHistoryCompareAndReport) {
   EXPECT_EQ(r.status, 0) << r.out;
   r = Runx("query --db " + db + " \"SELECT count(*) AS n FROM runs\"");
   EXPECT_EQ(r.status, 0) << r.out;
+  // A second store on read-only media is attached as an unchanging file; a plain ATTACH says how.
+  const std::string other = (dir_ / "other.db").string();
+  ASSERT_EQ(Runx(file + " --db " + other + " -q").status, 0);
+  r = Runx("query --db " + other + " \"ATTACH '" + db + "' AS ro; SELECT count(*) AS n FROM ro.runs\"");
+  EXPECT_NE(r.out.find("ATTACH 'file:/path/to/store.db?immutable=1' AS name"), std::string::npos) << r.out;
+  r = Runx("query --db " + other + " --format csv \"ATTACH 'file:" + db +
+           "?immutable=1' AS ro; SELECT count(*) AS n FROM ro.runs\"");
+  EXPECT_EQ(r.out, "n\r\n2\r\n") << r.out;
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(media)) files.push_back(e.path().filename().string());
   EXPECT_EQ(files, std::vector<std::string>{"s.db"});

@@ -85,7 +85,15 @@ std::string_view Trim(std::string_view s, int* offset) {
 
 [[noreturn]] void ThrowSqlError(sqlite3* db, std::string_view statement, int offset) {
   const std::string_view text = Trim(statement, &offset);
-  throw StoreError(fmt::format("{}{}", sqlite3_errmsg(db), Excerpt(text, offset)));
+  std::string message = sqlite3_errmsg(db);
+  // SQLite cannot open a store for reading where it cannot create its -shm (read-only media)
+  // unless told the file does not change.
+  std::string head(text.substr(0, 6));
+  for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (head == "ATTACH" && message.find("unable to open database") != std::string::npos)
+    message += " (a store in a folder nothing can write, such as read-only media, is attached as an unchanging "
+               "file: ATTACH 'file:/path/to/store.db?immutable=1' AS name)";
+  throw StoreError(fmt::format("{}{}", message, Excerpt(text, offset)));
 }
 
 std::string HexBlob(const void* data, int size) {
@@ -166,9 +174,13 @@ class Session {
           "directory; copy the store with its -wal to a writable place and query the copy",
           path));
     }
-    const std::string name = mode == OpenMode::kImmutable ? ImmutableUri(path) : path;
-    const int flags =
-        SQLITE_OPEN_READONLY | (mode == OpenMode::kImmutable ? SQLITE_OPEN_URI : 0);
+    // With URIs on, a relative file named "file:..." is spelt "./file:..." to stay a file name.
+    const std::string name = mode == OpenMode::kImmutable    ? ImmutableUri(path)
+                             : path.rfind("file:", 0) == 0 ? "./" + path
+                                                           : path;
+    // URIs on: ATTACH 'file:...?immutable=1' reads a store on read-only media (the store's own
+    // path is a file name: CheckIsStore found it as one).
+    const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
     if (mode == OpenMode::kReader) Watch(path);
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
