@@ -489,4 +489,41 @@ TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
   EXPECT_EQ(members.out.substr(members.out.find('\n') + 1), "2,1\r\n") << members.out;
 }
 
+// Point 11: Ctrl-C while the end-of-run statistics are computed ends runx (status 130, no table)
+// instead of being ignored until it exits 0. The store's trials get 300,000 measured steps each
+// (written by SQL: measuring them would take minutes), so the statistics of a rerun that reuses
+// every trial take a moment; SIGINT is sent as the last trial is reported.
+TEST_F(Faults, CtrlCDuringTheEndOfRunStatisticsEndsRunx) {
+  const std::string file = Write("e.yaml", Experiment(3, 0, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
+  const std::string db = (dir_ / "s.db").string();
+  ASSERT_EQ(Runx(file + " --db " + db + " -q").status, 0);
+  {
+    SQLite::Database store(db, SQLite::OPEN_READWRITE);
+    store.exec(
+        "WITH RECURSIVE n(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM n WHERE i < 300000) "
+        "INSERT INTO steps (trial_id, phase, step, wall_ms, samples) "
+        "SELECT t.id, 'measure', n.i, 1.0 + (n.i % 7) * 0.01, 8 FROM trials t, n");
+  }
+  FILE* out = popen(("exec " RUNX_BIN " " + file + " --db " + db + " --json 2>/dev/null & echo $!").c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  char line[4096];
+  ASSERT_NE(fgets(line, sizeof line, out), nullptr);
+  const pid_t pid = static_cast<pid_t>(std::stol(line));
+  int ended = 0;
+  std::string events;
+  while (fgets(line, sizeof line, out) != nullptr) {
+    events += line;
+    if (std::string(line).find("\"event\":\"trial_end\"") != std::string::npos && ++ended == 6) {
+      ::kill(pid, SIGINT);
+      break;
+    }
+  }
+  while (fgets(line, sizeof line, out) != nullptr) events += line;
+  pclose(out);
+  EXPECT_EQ(ended, 6) << events;
+  // A signal before the sweep returned ends it as interrupted (sweep_end says so); one during the
+  // statistics ends runx before sweep_end. Never a sweep_end of a run that went on as if unasked.
+  EXPECT_EQ(events.find("\"interrupted\":false"), std::string::npos) << "runx went on to the end:\n" << events;
+}
+
 }  // namespace
