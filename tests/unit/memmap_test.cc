@@ -399,7 +399,7 @@ TEST_F(DataPack, SyntheticPacksToFilesMemmapReads) {
   EXPECT_EQ(r.data["num_classes"], 4);
   EXPECT_EQ(r.data["batch_size"], 5);
   for (const auto& entry : fs::directory_iterator(Path("out")))  // no temporary files left
-    EXPECT_EQ(entry.path().extension(), ".npy") << entry.path();
+    EXPECT_TRUE(entry.path().extension() == ".npy" || entry.path().filename() == "runx-pack.json") << entry.path();
   auto src = MakeDataSource(r.data, torch::kCPU, 0);
   EXPECT_EQ(src->sample_shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(src->batches_per_epoch(), 4);

@@ -134,6 +134,11 @@ struct TableOptions {
 };
 /// Both read; nullopt after saying on stderr which one is invalid (the command exits 2).
 std::optional<TableOptions> ParseTableOptions(const std::string& threshold, const std::string& format);
+/// Whether output in `format` is read on a terminal (table, markdown), so users' text in it is
+/// printed with control characters escaped; CSV and JSON are for programs and stay exact.
+inline bool ForTerminal(report::OutputFormat format) {
+  return format == report::OutputFormat::kTable || format == report::OutputFormat::kMarkdown;
+}
 /// `runx doctor` and `runx plugins`.
 int Doctor();
 int Plugins();

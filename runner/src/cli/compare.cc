@@ -132,8 +132,10 @@ int Compare(const CompareArgs& args) {
     const report::Gate gate = args.fail_on_inconclusive ? report::Gate::kRegressionsOrInconclusive
                               : args.fail_on_regression ? report::Gate::kRegressions
                                                         : report::Gate::kOff;
-    // Labels and notes are the users' text: escaped (json escapes its own).
-    std::cout << base::PrintableLines(report::RenderComparison(comparison, run_a, run_b, table->format, gate));
+    // Labels and notes are the users' text: escaped for a terminal (CSV and JSON stay exact;
+    // JSON escapes its own).
+    const std::string text = report::RenderComparison(comparison, run_a, run_b, table->format, gate);
+    std::cout << (ForTerminal(table->format) ? base::PrintableLines(text) : text);
     std::cout.flush();
     return comparison.GateFailures(gate).empty() ? 0 : 1;
   } catch (const store::StoreError& e) {

@@ -51,7 +51,8 @@ int History(const HistoryArgs& args) {
     report::CompareOptions options;
     options.threshold = table->threshold;
     const auto runs = report::BuildHistory(store, ids, limit > 0 ? static_cast<size_t>(limit) : ids.size(), options);
-    std::cout << base::PrintableLines(report::RenderHistory(runs, experiment, table->format, table->threshold));
+    const std::string text = report::RenderHistory(runs, experiment, table->format, table->threshold);
+    std::cout << (ForTerminal(table->format) ? base::PrintableLines(text) : text);  // CSV and JSON stay exact
     std::cout.flush();
     return 0;
   } catch (const store::StoreError& e) {
