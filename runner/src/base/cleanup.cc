@@ -80,37 +80,6 @@ RemoveOnSignalHandlers::~RemoveOnSignalHandlers() {
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
 }
 
-OwnedFolder::OwnedFolder(std::string path) : path_(std::move(path)) {
-  if (::mkdir(path_.c_str(), 0700) != 0)
-    throw std::runtime_error(fmt::format("cannot create the folder '{}': {}", path_, std::strerror(errno)));
-  const std::string lock = path_ + "/lock";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-    RemoveTree(path_);
-    throw std::runtime_error(fmt::format("cannot lock '{}': {}", lock, std::strerror(err)));
-  }
-}
-
-OwnedFolder::~OwnedFolder() {
-  RemoveTree(path_);
-  ::close(lock_fd_);
-}
-
-bool OwnedFolder::Held(const std::string& folder, double grace_s) {
-  const std::string lock = folder + "/lock";
-  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    struct stat st {};
-    if (::stat(folder.c_str(), &st) != 0) return false;
-    return std::difftime(std::time(nullptr), st.st_mtime) < grace_s;
-  }
-  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-  ::close(fd);  // releases the lock just taken
-  return !free;
-}
-
 HeldLock::HeldLock(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -131,6 +100,33 @@ HeldLock::State HeldLock::Probe(const std::string& path) {
   const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
   ::close(fd);
   return free ? State::kFree : State::kHeld;
+}
+
+OwnedFolder::OwnedFolder(std::string path) : path_(std::move(path)) {
+  if (::mkdir(path_.c_str(), 0700) != 0)
+    throw std::runtime_error(fmt::format("cannot create the folder '{}': {}", path_, std::strerror(errno)));
+  try {
+    lock_.emplace(path_ + "/lock");
+  } catch (const std::runtime_error&) {
+    RemoveTree(path_);
+    throw;
+  }
+}
+
+OwnedFolder::~OwnedFolder() { RemoveTree(path_); }  // the lock goes after its folder
+
+bool OwnedFolder::Held(const std::string& folder, double grace_s) {
+  switch (HeldLock::Probe(folder + "/lock")) {
+    case HeldLock::State::kHeld:
+      return true;
+    case HeldLock::State::kFree:
+      return false;
+    case HeldLock::State::kMissing:
+      break;
+  }
+  struct stat st {};
+  if (::stat(folder.c_str(), &st) != 0) return false;
+  return std::difftime(std::time(nullptr), st.st_mtime) < grace_s;
 }
 
 int RemoveAbandonedFolders(const std::string& parent, const std::string& prefix) {

@@ -3,6 +3,7 @@
 // Temporaries removed when a signal ends the process (Ctrl-C, SIGTERM from kill or scancel,
 // SIGHUP from a closed terminal), and folders of processes that died without cleaning up.
 
+#include <optional>
 #include <string>
 
 namespace runx::base {
@@ -33,28 +34,6 @@ class RemoveOnSignalHandlers {
   RemoveOnSignalHandlers& operator=(const RemoveOnSignalHandlers&) = delete;
 };
 
-/// A folder that says whether the process that made it is alive, across PID namespaces (a
-/// container sharing the host's /tmp sees other pids): its maker holds an flock on `<folder>/lock`
-/// for the folder's life; the lock goes with the process, however it ends.
-class OwnedFolder {
- public:
-  /// Creates `path` (which must not exist) with its lock held; throws std::runtime_error.
-  explicit OwnedFolder(std::string path);
-  /// Releases the lock and removes the folder with its content.
-  ~OwnedFolder();
-  OwnedFolder(const OwnedFolder&) = delete;
-  OwnedFolder& operator=(const OwnedFolder&) = delete;
-  const std::string& path() const { return path_; }
-
-  /// Whether a process holds `folder`'s lock. A folder without a lock file (being made, or made
-  /// by an older runx) counts as held unless it is older than `grace_s` seconds.
-  static bool Held(const std::string& folder, double grace_s = 60);
-
- private:
-  std::string path_;
-  int lock_fd_ = -1;
-};
-
 /// A lock file held by this process while the object lives: other processes on the host, in any
 /// PID namespace, learn from it whether its holder is alive (a pid alone cannot say: another
 /// namespace's pids are not this one's). The lock goes with the process however it ends; the
@@ -75,6 +54,28 @@ class HeldLock {
  private:
   std::string path_;
   int fd_ = -1;
+};
+
+/// A folder that says whether the process that made it is alive, across PID namespaces (a
+/// container sharing the host's /tmp sees other pids): its maker holds an flock on `<folder>/lock`
+/// for the folder's life; the lock goes with the process, however it ends.
+class OwnedFolder {
+ public:
+  /// Creates `path` (which must not exist) with its lock held; throws std::runtime_error.
+  explicit OwnedFolder(std::string path);
+  /// Releases the lock and removes the folder with its content.
+  ~OwnedFolder();
+  OwnedFolder(const OwnedFolder&) = delete;
+  OwnedFolder& operator=(const OwnedFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+  /// Whether a process holds `folder`'s lock. A folder without a lock file (being made, or made
+  /// by an older runx) counts as held unless it is older than `grace_s` seconds.
+  static bool Held(const std::string& folder, double grace_s = 60);
+
+ private:
+  std::string path_;
+  std::optional<HeldLock> lock_;  ///< `<folder>/lock`
 };
 
 /// Removes the folders in `parent` whose names start with `prefix` and whose OwnedFolder lock no

@@ -165,25 +165,11 @@ class Session {
  public:
   explicit Session(const std::string& path, int wait_ms = kBusyTimeoutMs) {
     CheckIsStore(path);
-    const StoreSite site = InspectStoreSite(path);
-    const OpenMode mode = ChooseOpenMode(site);
-    if (mode == OpenMode::kUnreadable) {
-      throw StoreError(fmt::format(
-          "cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
-          "reads through '{0}-shm', which is missing and cannot be created in a read-only "
-          "directory; copy the store with its -wal to a writable place and query the copy",
-          path));
-    }
-    // With URIs on, a relative file named "file:..." is spelt "./file:..." to stay a file name.
-    const std::string name = mode == OpenMode::kImmutable    ? ImmutableUri(path)
-                             : path.rfind("file:", 0) == 0 ? "./" + path
-                                                           : path;
-    // URIs on: ATTACH 'file:...?immutable=1' reads a store on read-only media (the store's own
-    // path is a file name: CheckIsStore found it as one).
-    const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
-    if (mode == OpenMode::kReader) Watch(path);
+    const ReadOnlyOpening opening = ReadOnlyOpeningOf(path, "query the copy");
+    if (opening.mode == OpenMode::kReader) Watch(path);
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
+    // URIs on: ATTACH 'file:...?immutable=1' reads a store on read-only media too.
+    const int rc = sqlite3_open_v2(opening.name.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) {
       throw StoreError(fmt::format("cannot open results store '{}': {}", path,
@@ -281,6 +267,20 @@ class CollectingSink : public RowSink {
 };
 
 }  // namespace
+
+ReadOnlyOpening ReadOnlyOpeningOf(const std::string& path, const std::string& then) {
+  const OpenMode mode = ChooseOpenMode(InspectStoreSite(path));
+  if (mode == OpenMode::kUnreadable) {
+    throw StoreError(fmt::format(
+        "cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
+        "reads through '{0}-shm', which is missing and cannot be created in a read-only "
+        "directory; copy the store with its -wal to a writable place and {1}",
+        path, then));
+  }
+  // With URIs on, a relative file named "file:..." is spelt "./file:..." to stay a file name.
+  if (mode == OpenMode::kImmutable) return {ImmutableUri(path), mode};
+  return {path.rfind("file:", 0) == 0 ? "./" + path : path, mode};
+}
 
 std::string ImmutableUri(const std::string& path) {
   const std::string abs = std::filesystem::absolute(path).lexically_normal().string();

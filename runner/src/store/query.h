@@ -83,4 +83,13 @@ OpenMode ChooseOpenMode(const StoreSite& site);
 /// '/' escaped.
 std::string ImmutableUri(const std::string& path);
 
+/// How `path` is opened read-only as `runx query` opens it: the name SQLite is given (with
+/// SQLITE_OPEN_READONLY | SQLITE_OPEN_URI) and the mode ChooseOpenMode picked. Throws StoreError
+/// for kUnreadable, whose message ends "... to a writable place and `then`".
+struct ReadOnlyOpening {
+  std::string name;
+  OpenMode mode;
+};
+ReadOnlyOpening ReadOnlyOpeningOf(const std::string& path, const std::string& then);
+
 }  // namespace runx::store

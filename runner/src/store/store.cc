@@ -118,16 +118,10 @@ Store Store::OpenForReading(const std::string& path) {
     throw StoreError(fmt::format("no results store at '{}' (--db names another)", path));
   const std::string dir = std::filesystem::absolute(path).parent_path().string();
   if (::access(path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0) return Open(path);
-  const OpenMode mode = ChooseOpenMode(InspectStoreSite(path));
-  if (mode == OpenMode::kUnreadable)
-    throw StoreError(fmt::format("cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
-                                 "reads through '{0}-shm', which is missing and cannot be created in a read-only "
-                                 "directory; copy the store with its -wal to a writable place",
-                                 path));
+  const ReadOnlyOpening opening = ReadOnlyOpeningOf(path, "open the copy");
   try {
-    auto db = std::make_unique<SQLite::Database>(
-        mode == OpenMode::kImmutable ? ImmutableUri(path) : path,
-        SQLite::OPEN_READONLY | (mode == OpenMode::kImmutable ? SQLite::OPEN_URI : 0), kBusyTimeoutMs);
+    auto db = std::make_unique<SQLite::Database>(opening.name, SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                                 kBusyTimeoutMs);
     db->exec("PRAGMA query_only = ON");
     const int version = ReadSchemaVersion(*db, path);
     if (version != LatestSchemaVersion())
