@@ -48,6 +48,18 @@ std::string ReadText(const fs::path& path) {
   return s.str();
 }
 
+// Fills the file system holding `folder` to the last byte.
+void Fill(const fs::path& folder) {
+  const int fd = ::open((folder / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char> block(4096, 'x');
+  while (::write(fd, block.data(), block.size()) > 0) {
+  }
+  for (size_t n = 512; n > 0; n /= 2)  // the last partial block
+    while (::write(fd, block.data(), n) > 0) {
+    }
+  ::close(fd);
+}
+
 class Faults : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -73,17 +85,6 @@ class Faults : public ::testing::Test {
     mounts_.push_back(at->string());
     return "";
   }
-  // Fills the file system holding `folder` to the last byte.
-  static void Fill(const fs::path& folder) {
-    const int fd = ::open((folder / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char> block(4096, 'x');
-    while (::write(fd, block.data(), block.size()) > 0) {
-    }
-    for (size_t n = 512; n > 0; n /= 2)  // the last partial block
-      while (::write(fd, block.data(), n) > 0) {
-      }
-    ::close(fd);
-  }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = (dir_ / name).string();
     std::ofstream(path) << text;
@@ -95,13 +96,7 @@ class Faults : public ::testing::Test {
 
 // `runx ARGS` ended by `timeout` after `seconds` (status 124): a hang fails the test, not the suite.
 runx::testing::Result RunxWithin(int seconds, const std::string& args) {
-  const std::string cmd = "timeout " + std::to_string(seconds) + " " RUNX_BIN " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out, 0};
+  return runx::testing::Shell("timeout " + std::to_string(seconds) + " " RUNX_BIN " " + args);
 }
 
 // Starts the shell command `cmd` in the background; its pid.
@@ -114,19 +109,30 @@ pid_t SpawnShell(const std::string& cmd) {
   return pid;
 }
 
+// Runs `runx FILE --db DB -q` in the background and fills DB's disk once the run has begun (its
+// store exists; the trial, 60 ms a step, runs for about 2 s); what runx said on stderr.
+runx::testing::Result RunWhileTheDiskFills(const std::string& file, const std::string& db, const fs::path& disk,
+                                           const fs::path& log) {
+  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log.string());
+  if (!runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20)) {
+    ::kill(pid, SIGKILL);
+    runx::testing::Wait(pid);
+    return {-1, "the run did not begin within 20 s", 0};
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Fill(disk);
+  const int status = runx::testing::Wait(pid);
+  return {status, ReadText(log), 0};
+}
+
 TEST_F(Faults, DiskFullSaysTheRecordIsLostWhenItCannotBeKept) {
   fs::path store;
   if (const auto why = MountTmpfs("store", 1024, &store); !why.empty()) GTEST_SKIP() << why;
   const std::string file = Write("e.yaml", Experiment(30, 60));
   const std::string db = (store / "s.db").string();
-  const std::string log = (dir_ / "log").string();
-  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log);
-  // Once the run has begun (its store exists and the trial runs), the disk fills.
-  ASSERT_TRUE(runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  Fill(store);
-  EXPECT_EQ(runx::testing::Wait(pid), 1);
-  const std::string said = ReadText(log);
+  const auto r = RunWhileTheDiskFills(file, db, store, dir_ / "log");
+  EXPECT_EQ(r.status, 1) << r.out;
+  const std::string& said = r.out;
   EXPECT_NE(said.find("the trial's record could not be kept either"), std::string::npos) << said;
   EXPECT_NE(said.find("No space left on device"), std::string::npos) << said;
   EXPECT_NE(said.find("the next run measures it again"), std::string::npos) << said;
@@ -143,13 +149,9 @@ TEST_F(Faults, DiskFullKeepsTheRecordWhereItCanAndTheNextRunWritesIt) {
   const std::string file = Write("e.yaml", Experiment(30, 60));
   const std::string db = (store / "s.db").string();
   fs::create_directory_symlink(dir_ / "kept", db + ".pending");  // the pending folder has room
-  const std::string log = (dir_ / "log").string();
-  const pid_t pid = SpawnShell(std::string(RUNX_BIN) + " " + file + " --db " + db + " -q 2>" + log);
-  ASSERT_TRUE(runx::testing::WaitFor([&] { return fs::exists(db + "-wal"); }, 20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  Fill(store);
-  EXPECT_EQ(runx::testing::Wait(pid), 1);
-  EXPECT_NE(ReadText(log).find("the trial's record is kept in"), std::string::npos) << ReadText(log);
+  const auto r = RunWhileTheDiskFills(file, db, store, dir_ / "log");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("the trial's record is kept in"), std::string::npos) << r.out;
   std::vector<fs::path> records;
   for (const auto& e : fs::directory_iterator(dir_ / "kept")) records.push_back(e.path());
   ASSERT_EQ(records.size(), 1u);
@@ -470,14 +472,7 @@ TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
                                             "sweep: {axes: {data.path: [plain/train_inputs.npy, plain2/train_inputs.npy]}}\n");
   const std::string db = " --db " + (dir_ / "s.db").string();
   const std::string cd = "cd " + dir_.string() + " && " RUNX_BIN " ";
-  const auto shell = [](const std::string& cmd) {
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    pclose(p);
-    return out;
-  };
+  const auto shell = [](const std::string& cmd) { return runx::testing::Shell(cmd).out; };
   const std::string run = shell(cd + sweep + db + " --export-json " + (dir_ / "t.json").string());
   const auto table = nlohmann::json::parse(ReadText(dir_ / "t.json"));
   std::vector<std::string> labels;

@@ -18,9 +18,10 @@ struct Result {
   double seconds;
 };
 
-inline Result Runx(const std::string& args) {
+/// Runs the shell command `command` (its stderr with its stdout).
+inline Result Shell(const std::string& command) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string cmd = std::string(RUNX_BIN) + " " + args + " 2>&1";
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
@@ -29,6 +30,8 @@ inline Result Runx(const std::string& args) {
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
+
+inline Result Runx(const std::string& args) { return Shell(std::string(RUNX_BIN) + " " + args); }
 
 /// Starts `exe ARGS` in the background, its output discarded; returns its pid.
 inline pid_t Spawn(const std::string& args, const std::string& exe = RUNX_BIN) {

@@ -24,6 +24,7 @@
 namespace {
 namespace fs = std::filesystem;
 using runx::testing::Runx;
+using runx::testing::Shell;
 
 // Two variants (batch 4 and 8) of a tiny CNN on synthetic data, two repeats: four trials.
 constexpr const char* kSweep =
@@ -38,17 +39,7 @@ constexpr const char* kSweep =
 constexpr const char* kOkTrials =
     "SELECT config_hash, env_hash, repeat_index FROM trials WHERE status = 'ok' ORDER BY 1, 2, 3";
 
-// Runs a shell command line; its exit status and output (stdout and stderr).
-std::pair<int, std::string> Shell(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), out};
-}
-
-bool OnPath(const std::string& program) { return Shell("command -v " + program + " >/dev/null").first == 0; }
+bool OnPath(const std::string& program) { return Shell("command -v " + program + " >/dev/null").status == 0; }
 
 // Whether nothing listens on TCP `port` (any address), as slurmctld and slurmd will bind.
 bool PortFree(int port) {
@@ -90,9 +81,9 @@ class Slurm : public ::testing::Test {
     int port = 20000 + (getpid() % 2000) * 2;
     for (int tries = 0; tries < 50 && !(PortFree(port) && PortFree(port + 1)); ++tries) port += 2;
     env_ = "RUNX_SLURM_DIR=" + SingleQuoted(cluster_) + " RUNX_SLURM_PORT=" + std::to_string(port) + " ";
-    const auto [status, out] = Shell(env_ + RUNX_SOURCE_DIR "/scripts/slurm-local.sh start");
-    if (status != 0) {
-      skip_ = "the one-node SLURM cluster did not start (scripts/slurm-local.sh start):\n" + out;
+    const auto started = Shell(env_ + RUNX_SOURCE_DIR "/scripts/slurm-local.sh start");
+    if (started.status != 0) {
+      skip_ = "the one-node SLURM cluster did not start (scripts/slurm-local.sh start):\n" + started.out;
       Shell(env_ + RUNX_SOURCE_DIR "/scripts/slurm-local.sh stop");
       return;
     }
@@ -101,8 +92,8 @@ class Slurm : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     if (!started_) return;
-    const auto [status, out] = Shell(env_ + RUNX_SOURCE_DIR "/scripts/slurm-local.sh stop");
-    EXPECT_EQ(status, 0) << out;
+    const auto stopped = Shell(env_ + RUNX_SOURCE_DIR "/scripts/slurm-local.sh stop");
+    EXPECT_EQ(stopped.status, 0) << stopped.out;
     unsetenv("SLURM_CONF");
     runx::testing::RemoveTree(cluster_);
   }
@@ -296,10 +287,9 @@ TEST_F(Slurm, InvalidRequestsAreRefusedBeforeAnythingIsWritten) {
                        "'\n"
                        "hint: use at most --shards 4 (one trial each)\n");
   // Without SLURM's commands on PATH.
-  const auto [status, out] =
-      Shell("env PATH=/nonexistent " RUNX_BIN " submit " + file_ + " --slurm --db " + Path("x.db"));
-  EXPECT_EQ(status, 1) << out;
-  EXPECT_EQ(out,
+  r = Shell("env PATH=/nonexistent " RUNX_BIN " submit " + file_ + " --slurm --db " + Path("x.db"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(r.out,
             "runx submit: error: cannot run 'sbatch': not found on PATH\n"
             "hint: run runx submit where SLURM's commands are (a login node of the cluster; Debian: apt-get "
             "install slurm-client); to try it on this machine, start a one-node cluster: "
