@@ -72,7 +72,7 @@ class Slurm : public ::testing::Test {
     for (const char* p : {"munged", "slurmctld", "slurmd", "sbatch", "squeue"}) {
       if (!OnPath(p)) {
         skip_ = std::string("no SLURM cluster: '") + p +
-                "' is not installed (Debian: apt-get install slurm-wlm munge; scripts/debian-packages.txt)";
+                "' is not installed (Debian: apt-get install slurm-wlm munge; the test set, scripts/debian-packages-test.txt)";
         return;
       }
     }
