@@ -18,5 +18,6 @@ function(runx_add_plugin name)
     add_custom_command(TARGET ${name} POST_BUILD
       COMMAND ${CMAKE_COMMAND} -E copy_if_different ${ARG_SCHEMA} ${ARG_OUTPUT_DIR}/${name}.schema.json)
   endif()
+  set_target_properties(${name} PROPERTIES RUNX_SCHEMA "${ARG_SCHEMA}")  # installed beside it (RunxInstall)
   set_property(GLOBAL APPEND PROPERTY RUNX_PLUGINS ${name})
 endfunction()

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace runx {
 /// runx's own version (CMake project version) and the git sha it was built from.
 const char* Version();
@@ -8,4 +10,7 @@ const char* GitSha();
 int GitDirty();
 /// The source tree runx was built from (where bench/compile_step.py lies).
 const char* SourceDir();
+/// Where runx's shipped files lie (bench/compile_step.py, experiments/): P/share/runx for an
+/// installed P/bin/runx, else the source tree it was built from.
+std::string DataDir();
 }  // namespace runx

@@ -6,8 +6,9 @@
 
 namespace runx::plugins {
 
-/// The plugin directories searched, in order: the build's plugin dir (or RUNX_PLUGIN_DIR), then
-/// each entry of RUNX_PLUGIN_PATH (colon-separated).
+/// The plugin directories searched, in order: RUNX_PLUGIN_DIR when set, else the installed plugin
+/// dir beside the binary (P/lib/runx/plugins for P/bin/runx) when there is one, else the build's;
+/// then each entry of RUNX_PLUGIN_PATH (colon-separated).
 std::vector<std::string> PluginDirs();
 
 }  // namespace runx::plugins

@@ -1,5 +1,7 @@
 #include "report/vega_library.h"
 
+#include "base/install_dirs.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -85,6 +87,9 @@ std::vector<std::string> JavaScriptDirs() {
     const std::string js = (fs::path(dir) / "javascript").string();
     if (std::find(dirs.begin(), dirs.end(), js) == dirs.end()) dirs.push_back(js);
   }
+  // An installed runx also reads its own prefix's share/javascript.
+  const std::string own_prefix = base::DirBesideExecutable(RUNX_INSTALL_JAVASCRIPT_DIR_FROM_BIN);
+  if (!own_prefix.empty() && std::find(dirs.begin(), dirs.end(), own_prefix) == dirs.end()) dirs.push_back(own_prefix);
   return dirs;
 }
 

@@ -19,7 +19,7 @@ class ChartLibraryError : public std::runtime_error {
 /// Where Debian's browser JavaScript is looked for, in order: $RUNX_JAVASCRIPT_DIR when set (a
 /// folder holding vega/ and topojson-client/), then <dir>/javascript for each dir of
 /// $XDG_DATA_DIRS (the XDG rule: when unset, /usr/local/share:/usr/share; when set, only its
-/// dirs, as for every desktop program).
+/// dirs, as for every desktop program), then an installed runx's own <prefix>/share/javascript.
 std::vector<std::string> JavaScriptDirs();
 
 /// The module files the report needs, as (module name, file under a JavaScript dir; the

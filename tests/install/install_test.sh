@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `cmake --install` of this build into a temporary prefix, then the installed runx used from a
+# folder outside the source tree, with no RUNX_* variable: it must find its plugins, their schemas
+# and its shipped files under the prefix (base/install_dirs.h), not in the build or source tree.
+#   install_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build="$1"
+source_dir="$2"
+tmp="$(mktemp -d /tmp/runx-install-test.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset RUNX_PLUGIN_DIR RUNX_PLUGIN_PATH RUNX_JAVASCRIPT_DIR
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install"; }
+runx="$prefix/bin/runx"
+[[ -x "$runx" ]] || fail "no $runx"
+for f in lib/runx/plugins/libamp.so lib/runx/plugins/amp.schema.json lib/runx/plugins/libchannels_last.so \
+         share/runx/bench/compile_step.py share/runx/bench/peer_gpt.py share/runx/experiments/quickstart.yaml; do
+  [[ -f "$prefix/$f" ]] || fail "not installed: $f"
+done
+# The test plugins of the suite are never installed.
+if ls "$prefix"/lib/runx/plugins/libtest_* >/dev/null 2>&1; then fail "test plugins installed"; fi
+
+mkdir "$tmp/work"
+cd "$tmp/work"
+cp "$prefix/share/runx/experiments/quickstart.yaml" .
+# The plugins listed are the installed ones, from the prefix.
+"$runx" plugins >plugins.txt 2>&1 || { cat plugins.txt >&2; fail "runx plugins"; }
+grep -q "$prefix/lib/runx/plugins" plugins.txt || { cat plugins.txt >&2; fail "runx plugins does not name $prefix/lib/runx/plugins"; }
+if grep -q "$build" plugins.txt; then cat plugins.txt >&2; fail "runx plugins names the build tree"; fi
+grep -qw amp plugins.txt || { cat plugins.txt >&2; fail "runx plugins lists no amp"; }
+
+# The quickstart, shrunk (2,000 training images), with a technique whose schema and plugin come
+# from the prefix; trials run in child processes of the installed binary.
+"$runx" quickstart.yaml --db "$tmp/work/r.db" --set data.train_limit=2000 --set 'optimizations={channels_last: {}}' \
+  >run.txt 2>&1 || { cat run.txt >&2; fail "runx quickstart.yaml"; }
+"$runx" query --db "$tmp/work/r.db" --format csv "SELECT status FROM trial_summary" >status.txt 2>&1 \
+  || { cat status.txt >&2; fail "runx query"; }
+[[ "$(sed 1d status.txt | tr -d '\r')" == ok ]] || { cat run.txt status.txt >&2; fail "the trial is not ok"; }
+
+# The bash completion and the man page, where this runx makes them: installed, and what it makes.
+if "$runx" completion bash >completion.txt 2>/dev/null; then
+  cmp -s completion.txt "$prefix/share/bash-completion/completions/runx" || fail "bash completion not installed"
+fi
+if "$runx" man >man.txt 2>/dev/null; then
+  cmp -s man.txt "$prefix/share/man/man1/runx.1" || fail "man page not installed"
+fi
+echo "ok: installed into $prefix; runx plugins and the quickstart ran from $tmp/work"
