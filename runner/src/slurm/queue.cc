@@ -115,6 +115,9 @@ QueueReport QueryJobs(const std::vector<std::string>& job_ids) {
     return std::string(name) + ": " + (r.started ? FirstLine(r.err + "\n" + r.out) : r.error);
   };
   report.problem = why(squeue, "squeue") + "; " + why(sacct, "sacct");
+  // Neither command is installed here: the package that has them.
+  if (!squeue.started && !sacct.started)
+    report.problem += "; SLURM's commands are not installed (Debian: slurm-client)";
   return report;
 }
 

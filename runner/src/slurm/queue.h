@@ -35,7 +35,8 @@ std::optional<std::string> ParseJobId(const std::string& sbatch_out);
 struct QueueReport {
   JobStates jobs;
   std::string source;   ///< "sacct" or "squeue"; "" when neither answered
-  std::string problem;  ///< why neither answered (first line of their errors); "" when one did
+  std::string problem;  ///< why neither answered (first line of their errors, and the package to install where
+                        ///< neither is there); "" when one did
 };
 
 /// The states of the jobs `job_ids` (and of their array tasks), asking sacct, then squeue.

@@ -2,6 +2,9 @@
 // and running a command for real.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "slurm/process.h"
 #include "slurm/queue.h"
 
@@ -88,6 +91,20 @@ TEST(SlurmProcess, AProgramThatIsNotThere) {
   const auto r = RunProcess({"runx-no-such-program-xyz"});
   EXPECT_FALSE(r.started);
   EXPECT_EQ(r.error, "not found on PATH");
+}
+
+// Where SLURM's commands are not installed, the problem names the package that has them.
+TEST(SlurmQueue, WithoutSlurmNamesItsPackage) {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  setenv("PATH", "/nonexistent-runx-test", 1);
+  const QueueReport q = QueryJobs({"17"});
+  setenv("PATH", saved.c_str(), 1);
+  EXPECT_TRUE(q.jobs.empty());
+  EXPECT_EQ(q.source, "");
+  EXPECT_EQ(q.problem,
+            "squeue: not found on PATH; sacct: not found on PATH; SLURM's commands are not installed (Debian: "
+            "slurm-client)");
 }
 
 TEST(SlurmProcess, FirstLine) {

@@ -100,7 +100,7 @@ TEST_F(SqlDocsTest, ExamplesRunAndShowTheirOutput) {
 }
 
 TEST_F(SqlDocsTest, ExamplesRunInTheSqlite3Shell) {
-  if (!HaveSqliteShell()) GTEST_SKIP() << "no sqlite3 shell on PATH";
+  if (!HaveSqliteShell()) GTEST_SKIP() << "no sqlite3 shell on PATH (Debian package sqlite3, in the test set)";
   for (const Block& b : FencedBlocks()) {
     if (b.lang != "sql") continue;
     const std::string sql_file = PathOf("example.sql");
@@ -113,7 +113,7 @@ TEST_F(SqlDocsTest, ExamplesRunInTheSqlite3Shell) {
 }
 
 TEST_F(SqlDocsTest, ShellExamplesRun) {
-  if (!HaveSqliteShell()) GTEST_SKIP() << "no sqlite3 shell on PATH";
+  if (!HaveSqliteShell()) GTEST_SKIP() << "no sqlite3 shell on PATH (Debian package sqlite3, in the test set)";
   int run = 0;
   for (const Block& b : FencedBlocks()) {
     if (b.lang != "sh") continue;
