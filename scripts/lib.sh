@@ -52,8 +52,15 @@ runx_apt_install() {
   # shellcheck disable=SC2064
   trap "rm -f '$policy'; [ -e '$saved' ] && mv -f '$saved' '$policy'" EXIT
   export DEBIAN_FRONTEND=noninteractive
-  { apt-get -o DPkg::Lock::Timeout=600 update -q &&
-      apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$@"; } >&2 || status=$?
+  local -a apt=(apt-get -o DPkg::Lock::Timeout=600)
+  if "${apt[@]}" update -q >&2; then
+    local total
+    total=$("${apt[@]}" install -s --no-install-recommends "$@" 2>/dev/null | grep -c '^Inst ' || true)
+    echo "runx: installing $# Debian package$( (($# == 1)) || echo s) ($total with what they need): $*" >&2
+    "${apt[@]}" install -y -q --no-install-recommends "$@" >&2 || status=$?
+  else
+    status=1
+  fi
   rm -f "$policy"
   [[ -e "$saved" ]] && mv -f "$saved" "$policy"
   trap - EXIT
@@ -85,7 +92,6 @@ runx_ensure_packages() {
   if [[ -n "$missing" ]]; then
     # shellcheck disable=SC2206
     local -a pkgs=($missing)
-    echo "runx: installing ${#pkgs[@]} Debian packages and what they depend on: $missing" >&2
     runx_apt_install "${pkgs[@]}" || { echo "runx: apt-get failed (see above)" >&2; exit 1; }
   fi
   exec {apt_lock}>&-
