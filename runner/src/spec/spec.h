@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/spelling.h"
 #include "spec/source_map.h"
 
 namespace runx::spec {
@@ -105,8 +106,7 @@ inline constexpr size_t kMaxDiagnostics = 50;        ///< per file; then "N more
 /// sha256 of `data`, lower-case hex.
 std::string Sha256Hex(const std::string& data);
 
-/// The closest of `candidates` to `word` by edit distance, or "" when none is close enough
-/// (like ninja's SpellcheckString).
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+/// The closest of `candidates` to `word`, or "" (base/spelling.h).
+using base::DidYouMean;
 
 }  // namespace runx::spec

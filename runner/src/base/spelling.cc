@@ -1,9 +1,10 @@
+// The speller behind every did-you-mean (base/spelling.h).
 #include <algorithm>
 #include <cctype>
 
-#include "spec/spec.h"
+#include "base/spelling.h"
 
-namespace runx::spec {
+namespace runx::base {
 namespace {
 
 std::string Lower(std::string s) {
@@ -50,4 +51,18 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
   return best;
 }
 
-}  // namespace runx::spec
+std::string SuggestName(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() >= 2) {
+    std::string only;
+    int prefixed = 0;
+    for (const auto& c : candidates)
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) {
+        only = c;
+        ++prefixed;
+      }
+    if (prefixed == 1) return only;
+  }
+  return DidYouMean(word, candidates);
+}
+
+}  // namespace runx::base
