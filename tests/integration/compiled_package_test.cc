@@ -116,9 +116,9 @@ TEST_F(CompiledPackage, CompileMakesTheMissingPackageAndTheTrialFindsIt) {
   EXPECT_NE(r.out.find("compile: made " + (dir_ / "compiled" / "resnet18-b4-fp32-").string()), std::string::npos)
       << r.out;
   // A runx that cannot load what it compiles says so first (Debian's LibTorch 1.13).
-  EXPECT_EQ(r.out.find("compile: warning: this runx (LibTorch " + release + ") cannot load AOTInductor packages: "
+  EXPECT_EQ(r.out.find("runx: warning: this runx (LibTorch " + release + ") cannot load AOTInductor packages: "
                        "compiled_step needs LibTorch 2.6 or later"),
-            runx::compat::kHasAotInductor ? std::string::npos : r.out.find("compile: warning:")) << r.out;
+            runx::compat::kHasAotInductor ? std::string::npos : r.out.find("runx: warning:")) << r.out;
   const std::string calls = Calls();
   EXPECT_NE(calls.find(std::string(RUNX_SOURCE_DIR) + "/bench/compile_step.py --model resnet18 --batch 4 "
                        "--image-size 16 --num-classes 10 --dtype fp32 --measure 0 -o " + (dir_ / "compiled").string() +

@@ -98,12 +98,12 @@ TEST_F(Merge, RefusesWhatIsNotARunxStoreAndChangesNothing) {
   const std::string out = Path("out.db");
   const auto r = Runx("merge " + out + " " + notes);
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_EQ(r.out, "error: cannot merge: cannot read results store '" + notes + "': file is not a database\n");
+  EXPECT_EQ(r.out, "runx: error: cannot merge: cannot read results store '" + notes + "': file is not a database\n");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(fs::file_size(notes), 4096u);
   const auto into = Runx("merge " + notes + " " + out);
   EXPECT_EQ(into.status, 1) << into.out;
-  EXPECT_EQ(into.out, "error: cannot merge '" + out + "': no such file\n");
+  EXPECT_EQ(into.out, "runx: error: cannot merge '" + out + "': no such file\n");
   EXPECT_EQ(Runx("merge " + out).status, 2);  // no input named
 }
 

@@ -331,13 +331,13 @@ TEST_F(ReportCli, ErrorsSayWhatToDo) {
   const fs::path page = dir_ / "r.html";
   const auto nostore = Runx("report -o " + page.string() + " --db " + (dir_ / "none.db").string());
   EXPECT_EQ(nostore.status, 2);
-  EXPECT_NE(nostore.out.find("runx report: error: no results store at '"), std::string::npos) << nostore.out;
+  EXPECT_NE(nostore.out.find("runx: error: no results store at '"), std::string::npos) << nostore.out;
   EXPECT_FALSE(fs::exists(dir_ / "none.db"));
   EXPECT_EQ(Runx("report --db " + db_).status, 2);  // -o is required
   runx::store::Store::Open(db_);  // a store without runs
   const auto none = Runx("report -o " + page.string() + " --db " + db_);
   EXPECT_EQ(none.status, 2) << none.out;
-  EXPECT_NE(none.out.find("runx report: error: no finished run in results store"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("runx: error: no finished run in results store"), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("(runx history lists the runs)"), std::string::npos) << none.out;
   const auto bad = Runx("report 9 -o " + page.string() + " --db " + db_);
   EXPECT_EQ(bad.status, 2);
@@ -357,7 +357,7 @@ TEST_F(ReportCli, ErrorsSayWhatToDo) {
   const auto novega = Runx("report -o " + page.string() + " --db " + db_);
   unsetenv("XDG_DATA_DIRS");
   EXPECT_EQ(novega.status, 1);
-  EXPECT_NE(novega.out.find("runx report: error: the charts need Vega 5 from the Debian package libjs-vega"),
+  EXPECT_NE(novega.out.find("runx: error: the charts need Vega 5 from the Debian package libjs-vega"),
             std::string::npos)
       << novega.out;
   EXPECT_NE(novega.out.find("sudo apt-get install libjs-vega"), std::string::npos) << novega.out;

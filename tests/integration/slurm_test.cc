@@ -250,7 +250,7 @@ TEST_F(Slurm, SbatchRefusalsAreErrorsAndLeaveNothingBehind) {
   const auto r = Runx("submit " + file_ + " --slurm --partition no_such_partition --db " + Path("x.db"));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_EQ(r.out,
-            "runx submit: error: sbatch refused the job array (exit status 1): sbatch: error: invalid partition "
+            "runx: error: sbatch refused the job array (exit status 1): sbatch: error: invalid partition "
             "specified: no_such_partition\n"
             "hint: see the scripts with --dry-run; sinfo lists the partitions, and SLURM_CONF points at the cluster\n");
   EXPECT_TRUE(!fs::exists(dir_ / "slurm") || fs::is_empty(dir_ / "slurm")) << SubmissionDir();
@@ -278,19 +278,19 @@ TEST_F(Slurm, InvalidRequestsAreRefusedBeforeAnythingIsWritten) {
   auto r = Runx("submit " + file_ + " --db " + Path("x.db"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out,
-            "runx submit: error: name the scheduler to submit to: --slurm (the only one runx submits to)\n"
+            "runx: error: name the scheduler to submit to: --slurm (the only one runx submits to)\n"
             "hint: runx submit " +
                 file_ + " --slurm\n");
   r = Runx("submit " + file_ + " --slurm --shards 5 --db " + Path("x.db"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "runx submit: error: --shards 5 is more than the 4 trials of '" + file_ +
+  EXPECT_EQ(r.out, "runx: error: --shards 5 is more than the 4 trials of '" + file_ +
                        "'\n"
                        "hint: use at most --shards 4 (one trial each)\n");
   // Without SLURM's commands on PATH.
   r = Shell("env PATH=/nonexistent " RUNX_BIN " submit " + file_ + " --slurm --db " + Path("x.db"));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_EQ(r.out,
-            "runx submit: error: cannot run 'sbatch': not found on PATH\n"
+            "runx: error: cannot run 'sbatch': not found on PATH\n"
             "hint: run runx submit where SLURM's commands are (a login node of the cluster; Debian: apt-get "
             "install slurm-client); to try it on this machine, start a one-node cluster: "
             "scripts/slurm-local.sh start\n");
@@ -298,7 +298,7 @@ TEST_F(Slurm, InvalidRequestsAreRefusedBeforeAnythingIsWritten) {
   r = Runx("submit --status " + dir_.string());
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out,
-            "runx submit: error: '" + dir_.string() + "' is not a submission's folder (it has no submission.json)\n");
+            "runx: error: '" + dir_.string() + "' is not a submission's folder (it has no submission.json)\n");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #pragma once
 // argv -> command -> exit status. Nothing else lives in cli/: each command (one file each) loads
 // its input, calls the engine, spec or store, prints, and returns the exit status
-// (0 ok, 1 could not run / a refused query / under --strict a trial not ok, 2 invalid input,
-// 130 interrupted). No LibTorch here.
+// (cli/command_table.h: 0 ok, 1 could not run / a refused query / under --strict a trial not ok,
+// 2 invalid input, 130 interrupted). Errors are printed as `runx: error: ...`. No LibTorch here.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -106,7 +106,7 @@ int Plan(const std::string& file, const std::vector<std::string>& overrides,
          const std::optional<std::string>& shard);
 /// `runx validate FILE...`: every problem of every file; exit 2 on any.
 int Validate(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
-/// `runx query SQL`: read-only; exit 1 on a refused or failed statement.
+/// `runx query SQL`: read-only; exit 1 on a refused or failed statement, 2 without a store.
 int Query(const std::string& db, const std::string& sql, const std::string& format);
 /// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
 /// exit 1 when it cannot (OUT is then unchanged).
@@ -116,6 +116,9 @@ int Merge(const std::string& out, const std::vector<std::string>& inputs, const 
 int Compare(const CompareArgs& args);
 /// `runx history [EXPERIMENT | FILE]`: the runs of an experiment, newest first.
 int History(const HistoryArgs& args);
+/// "no run of experiment 'X' in 'DB'" with the closest experiment name of the store, or its
+/// experiments when none is close.
+std::string NoRunOf(store::Store& store, const std::string& experiment);
 /// `runx report [RUN...] -o FILE`: the HTML report of runs; exit 2 on invalid arguments or
 /// references, 1 when the store, the chart library or FILE fails.
 int Report(const ReportArgs& args);
@@ -139,9 +142,9 @@ std::optional<TableOptions> ParseTableOptions(const std::string& threshold, cons
 inline bool ForTerminal(report::OutputFormat format) {
   return format == report::OutputFormat::kTable || format == report::OutputFormat::kMarkdown;
 }
-/// `runx doctor` and `runx plugins`.
-int Doctor();
-int Plugins();
+/// `runx doctor` and `runx plugins`; `format` is table (people) or json (tools: one object).
+int Doctor(const std::string& format);
+int Plugins(const std::string& format);
 /// `runx data pack`: writes an experiment's data as .npy files and prints the YAML to read them.
 int DataPack(const data::PackRequest& request);
 

@@ -38,6 +38,10 @@ std::vector<int64_t> ResolveRuns(store::Store& store, const std::vector<std::str
                                  const std::string& experiment) {
   // Run ids, `latest` and `previous` first; a git revision then looks among the runs of the
   // experiment the first of those names, unless `experiment` says which.
+  if (!experiment.empty()) {
+    const auto names = store::ListExperiments(store);
+    if (std::find(names.begin(), names.end(), experiment) == names.end()) throw store::StoreError(NoRunOf(store, experiment));
+  }
   std::vector<int64_t> ids(refs.size(), 0);
   const auto direct = [](const std::string& r) {
     return IsRelative(r) || r.find_first_not_of("0123456789") == std::string::npos;
@@ -74,14 +78,14 @@ std::optional<TableOptions> ParseTableOptions(const std::string& threshold, cons
   const auto fraction = ParseThreshold(threshold);
   if (!fraction) {
     fmt::print(stderr,
-               "error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
+               "runx: error: --threshold '{}' is not a threshold: expected a percentage such as 2% (or a "
                "fraction such as 0.02), from 0 up to 100%\n",
                threshold);
     return std::nullopt;
   }
   const auto parsed = report::ParseOutputFormat(format);
   if (!parsed) {
-    fmt::print(stderr, "error: --format '{}' is not one of table, csv, json, markdown\n", format);
+    fmt::print(stderr, "runx: error: --format '{}' is not one of table, csv, json, markdown\n", format);
     return std::nullopt;
   }
   return TableOptions{*fraction, *parsed};
@@ -94,13 +98,13 @@ int Compare(const CompareArgs& args) {
   const SideRef b = ParseSide(args.b);
   if (a.label.has_value() != b.label.has_value()) {
     fmt::print(stderr,
-               "error: give a variant on both sides (RUN:LABEL RUN:LABEL, e.g. latest:baseline latest:bf16) or on "
+               "runx: error: give a variant on both sides (RUN:LABEL RUN:LABEL, e.g. latest:baseline latest:bf16) or on "
                "neither (two whole runs); got '{}' and '{}'\n",
                args.a, args.b);
     return 2;
   }
   if (!std::filesystem::exists(args.db)) {
-    fmt::print(stderr, "error: no results store at '{}' (--db names another)\n", args.db);
+    fmt::print(stderr, "runx: error: no results store at '{}' (--db names another)\n", args.db);
     return 2;
   }
   try {
@@ -111,7 +115,7 @@ int Compare(const CompareArgs& args) {
       id_a = ids[0];
       id_b = ids[1];
     } catch (const store::StoreError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      fmt::print(stderr, "runx: error: {}\n", e.what());
       return 2;
     }
     const store::RunOverview run_a = store::ReadRunOverview(store, id_a);
@@ -126,7 +130,7 @@ int Compare(const CompareArgs& args) {
     try {
       comparison = report::Compare(side_a, side_b, options, report::SpreadBook::Read(store, both));
     } catch (const store::StoreError& e) {  // a label that names no variant
-      fmt::print(stderr, "error: {}\n", e.what());
+      fmt::print(stderr, "runx: error: {}\n", e.what());
       return 2;
     }
     const report::Gate gate = args.fail_on_inconclusive ? report::Gate::kRegressionsOrInconclusive
@@ -139,7 +143,7 @@ int Compare(const CompareArgs& args) {
     std::cout.flush();
     return comparison.GateFailures(gate).empty() ? 0 : 1;
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
 }

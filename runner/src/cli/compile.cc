@@ -100,22 +100,22 @@ bool Make(const spec::CompiledPackage& p, const std::string& python) {
   if (status != 0) {
     discard();
     if (status < 0)
-      fmt::print(stderr, "compile: error: cannot run '{}': {}\n", python, error);
+      fmt::print(stderr, "runx: error: cannot run '{}': {}\n", python, error);
     else
-      fmt::print(stderr, "compile: error: compile_step.py ended with status {} for {}; nothing was kept\n", status,
+      fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept\n", status,
                  p.path);
     return false;
   }
   if (!fs::exists(partial) || !fs::exists(partial + ".json")) {
     discard();
-    fmt::print(stderr, "compile: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
+    fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
     return false;
   }
   fs::rename(partial, p.path, ec);
   if (!ec) fs::rename(partial + ".json", p.path + ".json", ec);
   if (ec) {
     discard();
-    fmt::print(stderr, "compile: error: cannot move the package to {}: {}\n", p.path, ec.message());
+    fmt::print(stderr, "runx: error: cannot move the package to {}: {}\n", p.path, ec.message());
     return false;
   }
   fmt::print("compile: made {} ({:.1f} MiB)\n", p.path, static_cast<double>(fs::file_size(p.path)) / (1 << 20));
@@ -176,7 +176,7 @@ int Compile(const CompileArgs& args) {
   const auto probe = slurm::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
   if (!probe.started || probe.status != 0) {
     fmt::print(stderr,
-               "compile: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "
+               "runx: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "
                "of runx's LibTorch (--python names another interpreter){}\n",
                args.python, probe.started ? slurm::FirstLine(probe.err) : probe.error, release,
                cannot_load.empty() ? "" : "; and " + cannot_load);
@@ -185,12 +185,12 @@ int Compile(const CompileArgs& args) {
   const std::string python_torch = slurm::FirstLine(probe.out);
   if (TorchRelease(python_torch) != release) {
     fmt::print(stderr,
-               "compile: error: '{}' has torch {}, runx's LibTorch is {}: a package compiled by one release does not "
+               "runx: error: '{}' has torch {}, runx's LibTorch is {}: a package compiled by one release does not "
                "load in another (AOTInductor's ABI); use the Python of LibTorch {} (--python)\n",
                args.python, python_torch, release, release);
     return 1;
   }
-  if (!cannot_load.empty()) fmt::print(stderr, "compile: warning: {}\n", cannot_load);
+  if (!cannot_load.empty()) fmt::print(stderr, "runx: warning: {}\n", cannot_load);
   bool ok = true;
   for (const auto& [path, n] : needed) {
     if (spec::PackagePresent(path)) continue;

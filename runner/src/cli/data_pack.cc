@@ -57,7 +57,7 @@ std::string DataYaml(const nlohmann::json& d) {
 
 int DataPack(const data::PackRequest& request) {
   if (request.experiment.empty() == request.source.empty()) {
-    fmt::print(stderr, "error: runx data pack takes an experiment file or --source, {}\n",
+    fmt::print(stderr, "runx: error: runx data pack takes an experiment file or --source, {}\n",
                request.source.empty() ? "and got neither" : "not both");
     return 2;
   }
@@ -77,7 +77,7 @@ int DataPack(const data::PackRequest& request) {
     if (!request.path.empty()) data["path"] = request.path;
   } else {
     if (request.source != "fashion-mnist") {
-      fmt::print(stderr, "error: --source {} needs an experiment file (for data.shape and data.num_classes); "
+      fmt::print(stderr, "runx: error: --source {} needs an experiment file (for data.shape and data.num_classes); "
                          "write one and run 'runx data pack EXPERIMENT.yaml --count N --out DIR'\n", request.source);
       return 2;
     }
@@ -91,7 +91,7 @@ int DataPack(const data::PackRequest& request) {
     const base::RemoveOnSignalHandlers cleanup;
     r = data::Pack(data, seed, request.out, request.count);
   } catch (const std::runtime_error& e) {  // data::DataError
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
   fmt::print("packed {} data into {}:\n", data["source"].get<std::string>(),

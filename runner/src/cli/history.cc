@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "base/spelling.h"
 #include "base/terminal.h"
 #include "cli/commands.h"
 #include "cli/load.h"
@@ -14,6 +16,14 @@
 #include "store/store.h"
 
 namespace runx::cli {
+
+std::string NoRunOf(store::Store& store, const std::string& experiment) {
+  const std::vector<std::string> names = store::ListExperiments(store);
+  const std::string guess = base::SuggestName(experiment, names);
+  return fmt::format("no run of experiment '{}' in '{}'{}", experiment, store.path(),
+                     guess.empty() ? names.empty() ? "" : fmt::format(" (its experiments: {})", fmt::join(names, ", "))
+                                   : fmt::format("; did you mean '{}'?", guess));
+}
 
 int History(const HistoryArgs& args) {
   const auto table = ParseTableOptions(args.threshold, args.format);
@@ -28,7 +38,7 @@ int History(const HistoryArgs& args) {
     experiment = loaded->experiment.config.value("name", "");
   }
   if (!std::filesystem::exists(db)) {
-    fmt::print(stderr, "error: no results store at '{}' (--db names another)\n", db);
+    fmt::print(stderr, "runx: error: no results store at '{}' (--db names another)\n", db);
     return 2;
   }
   try {
@@ -36,7 +46,7 @@ int History(const HistoryArgs& args) {
     if (experiment.empty()) {
       const auto latest = store::LatestExperiment(store);
       if (!latest) {
-        fmt::print(stderr, "error: results store '{}' has no run yet\n", db);
+        fmt::print(stderr, "runx: error: results store '{}' has no run yet\n", db);
         return 2;
       }
       experiment = *latest;
@@ -45,7 +55,7 @@ int History(const HistoryArgs& args) {
     // Every run: a variant is compared with the latest earlier run that measured it, however far back.
     const std::vector<int64_t> ids = store::ListRuns(store, experiment, 0);
     if (ids.empty()) {
-      fmt::print(stderr, "error: no run of experiment '{}' in '{}'\n", experiment, db);
+      fmt::print(stderr, "runx: error: {}\n", NoRunOf(store, experiment));
       return 2;
     }
     report::CompareOptions options;
@@ -56,7 +66,7 @@ int History(const HistoryArgs& args) {
     std::cout.flush();
     return 0;
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
 }

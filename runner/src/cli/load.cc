@@ -27,7 +27,7 @@ std::optional<LoadedPlan> LoadPlan(const std::string& file, const std::vector<st
   } catch (const spec::SpecError& e) {
     fmt::print(stderr, "{}", e.Render());
   } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
   }
   return std::nullopt;
 }

@@ -45,7 +45,7 @@ int Merge(const std::string& out, const std::vector<std::string>& inputs, const 
                r.created ? " (new)" : "", Describe(r.total));
     return 0;
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
 }

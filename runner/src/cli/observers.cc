@@ -92,7 +92,7 @@ void ConsoleObserver::Waiting(size_t count, int64_t holder_run) {
              count == 1 ? "" : "s", holder_run);
 }
 
-void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "warning: {}\n", base::Printable(text)); }
+void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "runx: warning: {}\n", base::Printable(text)); }
 
 void JsonObserver::Emit(const nlohmann::json& event) {
   fmt::print("{}\n", event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -11,7 +12,15 @@
 namespace runx::cli {
 
 int Query(const std::string& db, const std::string& sql, const std::string& format) {
-  const auto f = format == "csv" ? store::Format::kCsv : format == "json" ? store::Format::kJson : store::Format::kTable;
+  const auto f = format == "csv"        ? store::Format::kCsv
+                 : format == "json"     ? store::Format::kJson
+                 : format == "markdown" ? store::Format::kMarkdown
+                                        : store::Format::kTable;
+  std::error_code ec;
+  if (!std::filesystem::exists(db, ec)) {  // invalid input, as for compare, history and report
+    fmt::print(stderr, "runx: error: no results store at '{}'; run an experiment first (or pass --db PATH)\n", db);
+    return 2;
+  }
   try {
     // Rows are printed as the query steps them: memory stays bounded however large the result.
     const std::unique_ptr<store::RowSink> writer = store::MakeResultWriter(f, std::cout);
@@ -20,7 +29,7 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
     return 0;
   } catch (const store::StoreError& e) {
     std::cout.flush();  // the rows printed before the error come first
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
 }

@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPrefix = "runx report: error: ";
+constexpr const char* kPrefix = "runx: error: ";
 
 }  // namespace
 

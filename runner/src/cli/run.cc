@@ -60,7 +60,7 @@ bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& ro
     out << report::ExportReport(rows, format, context);
     out.close();
     if (!out) {
-      fmt::print(stderr, "error: cannot write the report to '{}': {}\n", *path, std::strerror(errno));
+      fmt::print(stderr, "runx: error: cannot write the report to '{}': {}\n", *path, std::strerror(errno));
       ok = false;
     }
   }
@@ -157,7 +157,7 @@ int Run(const RunArgs& args) {
     if (!exported) return 1;
     return args.strict && result.not_ok > 0 ? 1 : 0;
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "runx: error: {}\n", e.what());
     return 1;
   }
 }

@@ -101,7 +101,7 @@ std::string Seed(const slurm::JobSpec& spec) {
     return fmt::format("reuse: the tasks start from a copy of {} ({}, {}): its ok trials are not run again", spec.store,
                        n(r.total.runs_added, "run"), n(r.total.trials_added, "trial"));
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "{}warning: the tasks cannot reuse the results of {}: {}; every trial runs\n", kPrefix,
+    fmt::print(stderr, "runx: warning: the tasks cannot reuse the results of {}: {}; every trial runs\n",
                spec.store, e.what());
     return "";
   }
@@ -188,9 +188,9 @@ std::optional<slurm::JobSpec> MakeSpec(const SubmitArgs& args, const LoadedPlan&
   const std::string device = exp.config.value("device", "auto");
   if (device.rfind("cuda", 0) == 0 && args.gpus_per_trial == 0)
     fmt::print(stderr,
-               "{}warning: the experiment runs on '{}' but --gpus-per-trial is 0: the array tasks get a GPU only "
-               "where the partition gives one by default\n",
-               kPrefix, device);
+               "runx: warning: the experiment runs on '{}' but --gpus-per-trial is 0: the array tasks get a GPU "
+               "only where the partition gives one by default\n",
+               device);
   return spec;
 }
 

@@ -9,7 +9,7 @@
 
 namespace runx::cli {
 
-/// "runx submit: error: WHAT" and, when given, "hint: HINT", on stderr.
+/// "runx: error: WHAT" and, when given, "hint: HINT", on stderr.
 void SubmitError(const std::string& what, const std::string& hint = "");
 
 /// Reads the manifest of the submission in `dir`; nullopt after saying why on stderr.

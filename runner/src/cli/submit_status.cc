@@ -118,7 +118,7 @@ ShardRow ReadShard(const slurm::Layout& layout, const slurm::Manifest& m, const 
 }  // namespace
 
 void SubmitError(const std::string& what, const std::string& hint) {
-  fmt::print(stderr, "{}error: {}\n", kPrefix, what);
+  fmt::print(stderr, "runx: error: {}\n", what);
   if (!hint.empty()) fmt::print(stderr, "hint: {}\n", hint);
 }
 
@@ -154,7 +154,7 @@ void WaitForSubmission(const slurm::Layout& layout, const slurm::Manifest& m) {
     const auto q = slurm::QueryJobs({m.array_job, m.merge_job});
     if (q.source.empty()) {
       if (q.problem != problem)
-        fmt::print(stderr, "{}warning: SLURM does not answer ({}); still waiting\n", kPrefix, q.problem);
+        fmt::print(stderr, "runx: warning: SLURM does not answer ({}); still waiting\n", q.problem);
       problem = q.problem;
       continue;
     }

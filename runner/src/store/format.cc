@@ -207,6 +207,49 @@ class CsvWriter : public StreamWriter {
   std::string line_;
 };
 
+// A table cell's text (control characters already escaped) inside a markdown row.
+std::string MarkdownCell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+class MarkdownWriter : public StreamWriter {
+ public:
+  explicit MarkdownWriter(std::ostream& out) : StreamWriter(out) {}
+
+  void Begin(const std::vector<std::string>& columns) override {
+    ncols_ = columns.size();
+    header_.clear();
+    for (const auto& c : columns) header_ += "| " + MarkdownCell(base::Printable(c)) + " ";
+    if (ncols_ > 0) header_ += "|\n";
+  }
+
+  void Row(const std::vector<Value>& values) override {
+    if (ncols_ == 0) return;
+    if (rows_++ == 0) WriteHeader(&values);
+    line_.clear();
+    for (size_t c = 0; c < ncols_; ++c) line_ += "| " + MarkdownCell(c < values.size() ? TableCell(values[c]) : "") + " ";
+    line_ += "|\n";
+    Write(line_);
+  }
+
+  void End() override {
+    if (ncols_ > 0 && rows_ == 0) WriteHeader(nullptr);
+  }
+
+ private:
+  void WriteHeader(const std::vector<Value>* first) {
+    std::string rule;
+    for (size_t c = 0; c < ncols_; ++c)
+      rule += first != nullptr && c < first->size() && IsNumber((*first)[c]) ? "| ---: " : "| --- ";
+    Write(header_ + rule + "|\n");
+  }
+
+  size_t ncols_ = 0, rows_ = 0;
+  std::string header_, line_;
+};
+
 std::string JsonText(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
@@ -268,6 +311,8 @@ std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out, size
       return std::make_unique<CsvWriter>(out);
     case Format::kJson:
       return std::make_unique<JsonWriter>(out);
+    case Format::kMarkdown:
+      return std::make_unique<MarkdownWriter>(out);
   }
   return nullptr;
 }

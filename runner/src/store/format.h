@@ -10,7 +10,7 @@
 
 namespace runx::store {
 
-enum class Format { kTable, kCsv, kJson };
+enum class Format { kTable, kCsv, kJson, kMarkdown };
 
 /// Rows the table format holds back to size its columns (see MakeResultWriter).
 inline constexpr size_t kTableWindowRows = 1000;
@@ -22,6 +22,8 @@ inline constexpr size_t kTableWindowRows = 1000;
 /// realigning what is already printed (memory stays bounded, output starts after a window).
 /// kCsv: RFC 4180 with CRLF line ends and a header row; kJson: an array of objects, one per
 /// line. These two write each row as it comes and keep reals at full (round-trip) precision.
+/// kMarkdown: a GitHub table written row by row (numbers right-aligned by the first row's types,
+/// reals to 6 significant digits and control characters escaped as in the table, `|` escaped).
 /// Every format ends in a newline unless the result has no columns, which writes "" (table,
 /// CSV) or "[]\n" (JSON). A failed write to `out` (full disk, closed pipe) throws StoreError.
 std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out,

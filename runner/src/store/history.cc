@@ -2,6 +2,8 @@
 
 #include "store/sweeps.h"
 
+#include "base/spelling.h"
+
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -88,10 +90,17 @@ int64_t ByRevisionOrTag(SQLite::Database& db, const std::string& ref, const std:
   std::string prefix = ref;
   std::transform(prefix.begin(), prefix.end(), prefix.begin(), [](unsigned char c) { return std::tolower(c); });
   if (prefix.size() < 4 || !AllHex(prefix)) {
+    // A mistyped 'latest' or tag gets the closest name.
+    std::vector<std::string> names = {"latest", "previous"};
+    SQLite::Statement tags(db, "SELECT DISTINCT r.tag FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                               "WHERE r.tag IS NOT NULL AND r.tag <> '' AND (?1 = '' OR e.name = ?1)");
+    tags.bind(1, experiment);
+    while (tags.executeStep()) names.push_back(tags.getColumn(0).getString());
+    const std::string guess = base::SuggestName(ref, names);
     throw StoreError(
         fmt::format("'{}' is not a run: expected a run id, 'latest', 'previous', a tag (runx run --tag) or a git "
-                    "revision (4 or more hex digits of the commit of your experiment's repository or of runx's build)",
-                    ref));
+                    "revision (4 or more hex digits of the commit of your experiment's repository or of runx's build){}",
+                    ref, guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
   }
   // runx records a 12-digit sha of itself: a longer revision (a full `git rev-parse`) matches it too.
   const char* matches =
@@ -255,6 +264,18 @@ std::optional<std::string> LatestExperiment(Store& store) {
   } catch (const SQLite::Exception& e) {
     throw StoreError(fmt::format("cannot read the runs of '{}': {}", store.path(), e.what()));
   }
+}
+
+std::vector<std::string> ListExperiments(Store& store) {
+  std::vector<std::string> names;
+  try {
+    SQLite::Statement q(store.db(), "SELECT DISTINCT e.name FROM experiments e JOIN runs r ON r.experiment_id = e.id "
+                                    "ORDER BY e.name");
+    while (q.executeStep()) names.push_back(q.getColumn(0).getString());
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(fmt::format("cannot read the experiments of '{}': {}", store.path(), e.what()));
+  }
+  return names;
 }
 
 std::vector<ProcessRate> ReadProcessRates(Store& store, const std::vector<std::string>& config_hashes) {

@@ -77,6 +77,9 @@ std::vector<int64_t> ListRuns(Store& store, const std::string& experiment, int l
 /// The experiment name of the newest run of the store; nullopt for a store without runs.
 std::optional<std::string> LatestExperiment(Store& store);
 
+/// The names of the experiments with a run in the store, sorted.
+std::vector<std::string> ListExperiments(Store& store);
+
 /// Every ok trial of the store whose config identity is one of `config_hashes`, with its
 /// samples_per_s metric (trials without it are left out), in trial id order.
 std::vector<ProcessRate> ReadProcessRates(Store& store, const std::vector<std::string>& config_hashes);

@@ -31,6 +31,21 @@ TEST(FormatTest, Table) {
             "10  \xC3\xBCn\xC3\xAF         0.000123457                    say \"hi\"\\nbye\n");
 }
 
+TEST(FormatTest, Markdown) {
+  QueryResult r = Sample();
+  r.rows[1][4] = std::string("a|b");
+  EXPECT_EQ(FormatResult(r, Format::kMarkdown),
+            "| id | label | samples_per_s | peak_mem_bytes | note |\n"
+            "| ---: | --- | ---: | ---: | --- |\n"
+            "| 1 | baseline | 1234.5 | 123456789 |  |\n"
+            "| 2 | bf16+cl | 1234568 | 9007199254740993 | a\\|b |\n"
+            "| 10 | \xC3\xBCn\xC3\xAF | 0.000123457 |  | say \"hi\"\\nbye |\n");
+  QueryResult no_rows;
+  no_rows.columns = {"trial_id", "label"};
+  EXPECT_EQ(FormatResult(no_rows, Format::kMarkdown), "| trial_id | label |\n| --- | --- |\n");
+  EXPECT_EQ(FormatResult(QueryResult{}, Format::kMarkdown), "");
+}
+
 TEST(FormatTest, TableRealsAreCompact) {
   QueryResult r;
   r.columns = {"x"};
