@@ -143,7 +143,7 @@ runx_build() {
     logged=1
   elif [[ "$tests" == on ]] && grep -q '^RUNX_BUILD_TESTS:BOOL=OFF$' "$runx_build_dir/CMakeCache.txt" 2>/dev/null; then
     echo "runx: turning the test suite on in $runx_build_dir" >&2
-    cmake -B "$runx_build_dir" -DRUNX_BUILD_TESTS=ON >>"$part" 2>&1 \
+    cmake -S "$runx_root" -B "$runx_build_dir" -DRUNX_BUILD_TESTS=ON >>"$part" 2>&1 \
       || { mv -f "$part" "$log"; tail -30 "$log" >&2; echo "runx: cmake configure failed (full log: $log)" >&2; exit 1; }
     logged=1
   fi
