@@ -39,11 +39,12 @@ grep -qw amp plugins.txt || { cat plugins.txt >&2; fail "runx plugins lists no a
   || { cat status.txt >&2; fail "runx query"; }
 [[ "$(sed 1d status.txt | tr -d '\r')" == ok ]] || { cat run.txt status.txt >&2; fail "the trial is not ok"; }
 
-# The bash completion and the man page, where this runx makes them: installed, and what it makes.
-if "$runx" completion bash >completion.txt 2>/dev/null; then
-  cmp -s completion.txt "$prefix/share/bash-completion/completions/runx" || fail "bash completion not installed"
-fi
-if "$runx" man >man.txt 2>/dev/null; then
-  cmp -s man.txt "$prefix/share/man/man1/runx.1" || fail "man page not installed"
-fi
+# The bash completion and the man page: installed, what the installed runx makes, and usable.
+completion="$prefix/share/bash-completion/completions/runx"
+"$runx" completion bash >completion.txt || fail "runx completion bash"
+cmp -s completion.txt "$completion" || fail "bash completion not installed as runx makes it: $completion"
+bash -n "$completion" || fail "the installed bash completion is not valid bash"
+"$runx" man >man.txt || fail "runx man"
+cmp -s man.txt "$prefix/share/man/man1/runx.1" || fail "man page not installed as runx makes it"
+grep -q '^\.TH RUNX 1' "$prefix/share/man/man1/runx.1" || fail "the man page has no .TH RUNX 1"
 echo "ok: installed into $prefix; runx plugins and the quickstart ran from $tmp/work"
