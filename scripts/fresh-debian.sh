@@ -11,6 +11,7 @@
 # The summary goes to stdout and to DIR.summary; each step's output to DIR.<step>.log.
 # Needs root (debootstrap, chroot, mounts). Run it at low priority where it shares the machine:
 #   nice -n 19 scripts/fresh-debian.sh --test
+# (Edit this file by writing a new one and renaming it over: bash reads a running script as it goes.)
 set -euo pipefail
 
 root=/var/tmp/runx-fresh-debian
@@ -72,7 +73,7 @@ echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99fresh-de
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 git clone -q --no-hardlinks "$repo" "$root/root/runx"
 
-for m in proc sys dev dev/pts; do
+for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case "$m" in
     proc) mount -t proc proc "$root/proc" ;;
@@ -88,20 +89,21 @@ installed_kib() { chroot "$root" dpkg-query -W -f='${db:Status-Abbrev} ${Install
 disk_mib() { du -sxm --exclude="$root/root/runx" --exclude="$root/var/cache/apt" "$root" | cut -f1; }
 units() { find "$root/etc/systemd/system" -mindepth 2 -maxdepth 2 \( -path '*.wants/*' -o -path '*.requires/*' \) -printf '%f\n' 2>/dev/null | sort -u; }
 
-# step NAME COMMAND: runs COMMAND in the chroot, in the clone, as root, and reports what it added.
+# step NAME COMMAND [USER]: runs COMMAND in the chroot, in the clone, as root (or USER), and reports
+# what it added.
 step() {
-  local name="$1" cmd="$2" log="$root.$1.log" p0 k0 d0 u0 t0 t rc=0 p1 k1 d1 u1 added enabled
+  local name="$1" cmd="$2" user="${3:-root}" log="$root.$1.log" p0 k0 d0 u0 t0 t rc=0 p1 k1 d1 u1 added enabled
   p0="$(packages)" k0=$(installed_kib) d0=$(disk_mib) u0="$(units)"
   say "$name: $cmd (log: $log)"
   t0=$(date +%s)
-  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  chroot --userspec="$user:$user" "$root" /usr/bin/env -i HOME="$(chroot "$root" sh -c "echo ~$user")" TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd /root/runx && $cmd" >"$log" 2>&1 || rc=$?
   t=$(($(date +%s) - t0))
   p1="$(packages)" k1=$(installed_kib) d1=$(disk_mib) u1="$(units)"
   added=$(comm -13 <(echo "$p0") <(echo "$p1") | grep -c . || true)
   enabled=$(comm -13 <(echo "$u0") <(echo "$u1") | tr '\n' ' ')
   note ""
-  note "$name: \`$cmd\`: exit $rc, $((t / 60)) min $((t % 60)) s"
+  note "$name: \`$cmd\` as $user: exit $rc, $((t / 60)) min $((t % 60)) s"
   note "  packages: $(echo "$p0" | grep -c .) -> $(echo "$p1" | grep -c .) (+$added), installed size (dpkg) +$(((k1 - k0) / 1024)) MiB, disk of the root (without the clone and apt's cache) $d0 -> $d1 MiB"
   note "  build directory: $(du -sm "$root/root/runx/build" 2>/dev/null | cut -f1) MiB; apt's download cache: $(du -sm "$root/var/cache/apt" | cut -f1) MiB"
   note "  units enabled after the step that were not before: ${enabled:-none}"
@@ -114,6 +116,15 @@ step() {
 quick_rc=0
 step quickstart "./runx experiments/quickstart.yaml" || quick_rc=$?
 note "  after the quickstart: $(packages | grep -cE '^(chromium|python3-torch|slurm-wlm|munge|libgtest-dev)$' || true) of chromium, python3-torch, slurm-wlm, munge, libgtest-dev installed; RUNX_BUILD_TESTS in the build: $(grep -h '^RUNX_BUILD_TESTS' "$root/root/runx/build/CMakeCache.txt" 2>/dev/null || echo '?')"
+# A user who is not root, with the run set and none of the test set: runs the quickstart again on
+# the same build (nothing to install, nothing to build).
+if ((quick_rc == 0)); then
+  chroot "$root" useradd --create-home runner
+  chown -R runner:runner "$root/root/runx"
+  chmod 755 "$root/root"
+  step quickstart-as-user "./runx experiments/quickstart.yaml --force" runner || quick_rc=$?
+  chown -R root:root "$root/root/runx"
+fi
 if ((run_tests)) && ((quick_rc == 0)); then
   step test "./scripts/test" || true
   note "  /etc/munge/munge.key: $([[ -e "$root/etc/munge/munge.key" ]] && echo 'present (written by munge'\''s postinst)' || echo absent)"
