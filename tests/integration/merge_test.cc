@@ -102,7 +102,7 @@ TEST_F(Merge, RefusesWhatIsNotARunxStoreAndChangesNothing) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(fs::file_size(notes), 4096u);
   const auto into = Runx("merge " + notes + " " + out);
-  EXPECT_EQ(into.status, 1) << into.out;
+  EXPECT_EQ(into.status, 2) << into.out;  // a missing store is invalid input, as for every command
   EXPECT_EQ(into.out, "runx: error: cannot merge '" + out + "': no such file\n");
   EXPECT_EQ(Runx("merge " + out).status, 2);  // no input named
 }

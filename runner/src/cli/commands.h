@@ -109,7 +109,7 @@ int Validate(const std::vector<std::string>& files, const std::vector<std::strin
 /// `runx query SQL`: read-only; exit 1 on a refused or failed statement, 2 without a store.
 int Query(const std::string& db, const std::string& sql, const std::string& format);
 /// `runx merge OUT IN...`: the runs and trials of the stores IN added to OUT (store/merge.h);
-/// exit 1 when it cannot (OUT is then unchanged).
+/// exit 2 when an input does not exist, 1 when it cannot merge (OUT is then unchanged).
 int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options);
 /// `runx compare A B`: exit 1 under --fail-on-regression when a variant is slower beyond the
 /// threshold (or the store cannot be read), 2 on invalid arguments or references.

@@ -1,3 +1,6 @@
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "base/cleanup.h"
@@ -27,6 +30,13 @@ std::string Describe(const store::MergeCounts& c) {
 }  // namespace
 
 int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options) {
+  for (const std::string& in : inputs) {  // a store that does not exist is invalid input (exit 2)
+    std::error_code ec;
+    if (!std::filesystem::exists(in, ec)) {
+      fmt::print(stderr, "runx: error: cannot merge '{}': no such file\n", in);
+      return 2;
+    }
+  }
   try {
     // Ctrl-C, SIGTERM (kill, scancel) and SIGHUP remove the inputs' snapshots and a new output.
     const base::RemoveOnSignalHandlers cleanup;
