@@ -253,7 +253,9 @@ TEST_F(Usage, TheManualPageListsEveryCommandAndOption) {
   for (const std::string& command : {"run", "validate", "plan", "query", "compare", "history", "report", "merge",
                                      "submit", "compile", "data pack", "doctor", "plugins", "completion"})
     EXPECT_NE(r.out.find(".SS runx " + command + " "), std::string::npos) << command;
-  EXPECT_NE(r.out.find(".B \\-\\-threshold VALUE\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".B \\-\\-threshold TEXT\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".B \\-\\-limit INT\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".B \\-\\-force\n"), std::string::npos) << "a flag takes no value\n" << r.out;
   EXPECT_NE(r.out.find(".B \\-\\-format {table|csv|json|markdown}\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(".SH EXIT STATUS\n"), std::string::npos);
   EXPECT_EQ(r.out.find("runx trial"), std::string::npos) << "the internal command is not in the manual";

@@ -33,7 +33,7 @@ std::vector<std::string> LongNames(const CLI::App& app) {
 std::vector<std::string> ValueOptions(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options())
-    if (opt->get_type_size() != 0 && !opt->get_positional())
+    if (opt->get_expected_max() != 0 && !opt->get_positional())
       for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
   return names;
 }
@@ -73,16 +73,18 @@ std::string OptionLabel(const CLI::Option& opt) {
   for (const auto& s : opt.get_snames()) names.push_back("-" + s);
   for (const auto& l : opt.get_lnames()) names.push_back("--" + l);
   std::string label = fmt::format("{}", fmt::join(names, ", "));
-  if (opt.get_type_size() != 0) {
+  if (opt.get_expected_max() != 0) {
     const auto choices = ChoicesOf(opt);
-    label += " " + (choices.empty() ? (opt.get_option_text().empty() ? std::string("VALUE") : opt.get_option_text())
+    // The value's type as --help names it ("TEXT", "INT"), or its choices.
+    const std::string type = opt.get_type_name().substr(0, opt.get_type_name().find(':'));
+    label += " " + (choices.empty() ? (type.empty() ? std::string("VALUE") : type)
                                     : fmt::format("{{{}}}", fmt::join(choices, "|")));
   }
   return label;
 }
 
 void ManCommand(const CLI::App& app, std::string* out) {
-  *out += fmt::format(".SS {}\n{}\n.PP\n.B {}\n", Roff(UsageOf(app)), Roff(app.get_description()), Roff(UsageOf(app)));
+  *out += fmt::format(".SS {}\n{}\n", Roff(UsageOf(app)), Roff(app.get_description()));
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_group().empty() || opt->get_lnames() == std::vector<std::string>{"help"}) continue;
     std::string text = opt->get_description();
