@@ -37,7 +37,7 @@ note() { echo "$*" | tee -a "$summary"; }
 mounted=()
 cleanup() {
   local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
   if ((keep == 0)) && [[ -d "$root" ]]; then
     say "removing $root (--keep leaves it)"
     rm -rf --one-file-system "$root"
@@ -71,13 +71,18 @@ EOF
 # not to mind, as on the host.
 echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99fresh-debian"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# An installed machine's /etc/hosts names the machine (the installer writes it; debootstrap does
+# not): munged and slurmd look up the host name, as the SLURM tests' one-node cluster needs.
+{ cat /etc/hosts 2>/dev/null; echo "127.0.1.1 $(hostname) $(hostname -s)"; } >"$root/etc/hosts"
+hostname >"$root/etc/hostname"
 git clone -q --no-hardlinks "$repo" "$root/root/runx"
 
 for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case "$m" in
     proc) mount -t proc proc "$root/proc" ;;
-    sys) mount -t sysfs sys "$root/sys" ;;
+    # /sys with what is mounted below it (slurmd wants /sys/fs/cgroup), not passed back to the host
+    sys) mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" ;;
     *) mount --bind "/$m" "$root/$m" ;;
   esac
   mounted+=("$root/$m")
