@@ -86,7 +86,8 @@ bool Make(const spec::CompiledPackage& p, const std::string& python) {
   const fs::path final_path(p.path);
   const std::string partial =
       (final_path.parent_path() / fmt::format(".partial-{}-{}", getpid(), final_path.filename().string())).string();
-  std::vector<std::string> argv{python, (fs::path(SourceDir()) / "bench" / "compile_step.py").string()};
+  // The source tree, or the prefix runx is installed in (P/share/runx/bench): version.h DataDir.
+  std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
   argv.insert(argv.end(), p.args.begin(), p.args.end());
   argv.insert(argv.end(), {"--measure", "0", "-o", partial});
   fmt::print("compile: {}\n", fmt::join(argv, " "));
