@@ -49,7 +49,10 @@ TEST_F(KnownEffect, ASleepIsARegressionAndANoOpIsNoChange) {
   ASSERT_EQ(json["variants"].size(), 1u) << r.out;
   const std::string verdict = json["variants"][0]["verdict"];
   EXPECT_TRUE(verdict == "no change" || verdict == "inconclusive") << r.out;
-  EXPECT_NEAR(json["variants"][0]["ratio"].get<double>(), 1.0, 0.05) << r.out;
+  // The point estimate of those two processes a side moves with the load: 0.949 in a fresh Debian
+  // chroot's ./scripts/test beside a build on the same 2 cores (load average 5), the verdict then
+  // right. Within 10%: a hook that cost a tenth of a 20 ms step would still fail here.
+  EXPECT_NEAR(json["variants"][0]["ratio"].get<double>(), 1.0, 0.10) << r.out;
 
   // Run 2 sleeps 30 ms a step: B/A = 20/30 of the throughput, slower beyond any threshold.
   r = Runx("compare 1:baseline 2:baseline --db " + db + " --threshold 5% --format json");
