@@ -218,7 +218,7 @@ TEST_F(Usage, RunSpeaksJsonByEitherSpelling) {
     ASSERT_EQ(r.status, 0) << spelling << r.out;
     size_t lines = 0;
     for (size_t at = 0; at < r.out.size(); at = r.out.find('\n', at) + 1, ++lines)
-      EXPECT_NO_THROW((void)nlohmann::json::parse(r.out.substr(at, r.out.find('\n', at) - at))) << spelling << r.out;
+      EXPECT_TRUE(nlohmann::json::accept(r.out.substr(at, r.out.find('\n', at) - at))) << spelling << r.out;
     EXPECT_GT(lines, 2u) << spelling << r.out;
   }
 }

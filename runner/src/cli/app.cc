@@ -28,13 +28,6 @@ const CLI::App* SubcommandNamed(const CLI::App& app, const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> ListedNames(const CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({}))
-    if (!sub->get_group().empty()) names.push_back(sub->get_name());
-  return names;
-}
-
 /// Every name an option of `app` answers to, dashes included ("--format", "-o").
 std::vector<std::string> OptionNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -53,8 +46,7 @@ int UsageError(const std::string& message, const std::vector<std::string>& notes
 }
 
 std::string HelpHint(const CLI::App& app) {
-  const std::string usage = UsageOf(app);
-  return fmt::format("usage: {}\n'{} --help' describes {}", usage, usage.substr(0, usage.find(" [")),
+  return fmt::format("usage: {}\n'{} --help' describes {}", UsageOf(app), CommandPath(app),
                      app.get_parent() == nullptr ? "the commands" : "its options");
 }
 
@@ -71,7 +63,7 @@ std::optional<int> CheckNames(const CLI::App& root, const std::vector<std::strin
       if (app->get_option_no_throw(name) != nullptr || name == "--help" || name == "-h") continue;
       if (app == &root && name == "--version") continue;
       std::string message = fmt::format("unknown option {}", Quoted(name));
-      if (app != &root) message += fmt::format(" for '{}'", UsageOf(*app).substr(0, UsageOf(*app).find(" [")));
+      if (app != &root) message += fmt::format(" for '{}'", CommandPath(*app));
       const std::string guess = base::SuggestName(name, OptionNames(*app));
       if (!guess.empty()) message += fmt::format("; did you mean {}?", Quoted(guess));
       return UsageError(message, {HelpHint(*app)});
@@ -86,10 +78,11 @@ std::optional<int> CheckNames(const CLI::App& root, const std::vector<std::strin
 /// `runx run FILE`: a path that exists or ends in .yaml/.yml). Anything else is a mistyped
 /// command. Returns the exit status of an error, or nothing.
 std::optional<int> Normalize(const CLI::App& root, std::vector<std::string>& words) {
+  const std::string commands = fmt::format("{}", fmt::join(ListedNames(root), ", "));
   if (words.empty()) {
     return UsageError("no command given",
                       {"usage: runx FILE.yaml [OPTIONS]     run an experiment (the same as runx run FILE.yaml)",
-                       "       runx COMMAND [ARGS...]       COMMAND: " + fmt::format("{}", fmt::join(ListedNames(root), ", ")),
+                       "       runx COMMAND [ARGS...]       COMMAND: " + commands,
                        "'runx --help' describes the commands, 'runx COMMAND --help' one of them"});
   }
   const std::string& first = words[0];
@@ -102,8 +95,7 @@ std::optional<int> Normalize(const CLI::App& root, std::vector<std::string>& wor
   std::string message = fmt::format("unknown command {}", Quoted(first));
   const std::string guess = base::SuggestName(first, ListedNames(root));
   if (!guess.empty()) message += fmt::format("; did you mean {}?", Quoted(guess));
-  return UsageError(message, {"runx FILE.yaml runs an experiment file; the commands are: " +
-                                  fmt::format("{}", fmt::join(ListedNames(root), ", ")),
+  return UsageError(message, {"runx FILE.yaml runs an experiment file; the commands are: " + commands,
                               "'runx --help' describes them"});
 }
 
@@ -153,8 +145,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const CLI::App* at = Selected(app);
     if (at->get_require_subcommand_min() > 0 && at->get_subcommands().empty() && at != &app)
-      return UsageError(fmt::format("'{}' needs a command: {}", UsageOf(*at).substr(0, UsageOf(*at).find(" [")),
-                                    fmt::join(ListedNames(*at), ", ")),
+      return UsageError(fmt::format("'{}' needs a command: {}", CommandPath(*at), fmt::join(ListedNames(*at), ", ")),
                         {HelpHint(*at)});
     return UsageError(Reworded(e.what()), {HelpHint(*at)});
   }

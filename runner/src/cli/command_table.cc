@@ -288,21 +288,18 @@ Handler DefineData(CLI::App& cmd, const std::vector<std::string>&) {
   return [p] { return DataPack(*p); };
 }
 
-Handler DefineDoctor(CLI::App& cmd, const std::vector<std::string>&) {
+/// `--format table|json` and nothing else (doctor, plugins): `run` prints in the format chosen.
+Handler DefineTableOrJson(CLI::App& cmd, int (*run)(const std::string& format)) {
   auto format = std::make_shared<std::string>("table");
   cmd.add_option("--format", *format, "table for people, json for tools")
       ->check(OneOf({"table", "json"}))
       ->capture_default_str();
-  return [format] { return Doctor(*format); };
+  return [format, run] { return run(*format); };
 }
 
-Handler DefinePlugins(CLI::App& cmd, const std::vector<std::string>&) {
-  auto format = std::make_shared<std::string>("table");
-  cmd.add_option("--format", *format, "table for people, json for tools")
-      ->check(OneOf({"table", "json"}))
-      ->capture_default_str();
-  return [format] { return Plugins(*format); };
-}
+Handler DefineDoctor(CLI::App& cmd, const std::vector<std::string>&) { return DefineTableOrJson(cmd, Doctor); }
+
+Handler DefinePlugins(CLI::App& cmd, const std::vector<std::string>&) { return DefineTableOrJson(cmd, Plugins); }
 
 Handler DefineCompletion(CLI::App& cmd, const std::vector<std::string>& words) {
   auto shell = std::make_shared<std::string>();
@@ -406,12 +403,29 @@ std::vector<std::string> ChoicesOf(const CLI::Option& option) {
   return choices;
 }
 
-std::string UsageOf(const CLI::App& app) {
-  std::string name = app.get_name();
+std::vector<const CLI::App*> ListedCommands(const CLI::App& app) {
+  std::vector<const CLI::App*> subs;
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (!sub->get_group().empty()) subs.push_back(sub);  // `trial` has no group
+  return subs;
+}
+
+std::vector<std::string> ListedNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : ListedCommands(app)) names.push_back(sub->get_name());
+  return names;
+}
+
+std::string CommandPath(const CLI::App& app) {
+  std::string path = app.get_name();
   for (const CLI::App* parent = app.get_parent(); parent != nullptr; parent = parent->get_parent())
-    name = parent->get_name() + " " + name;
+    path = parent->get_name() + " " + path;
+  return path;
+}
+
+std::string UsageOf(const CLI::App& app) {
   CLI::Formatter formatter;
-  std::string usage = formatter.make_usage(&app, name);
+  std::string usage = formatter.make_usage(&app, CommandPath(app));
   const std::string prefix = "Usage: ";
   if (usage.compare(0, prefix.size(), prefix) == 0) usage.erase(0, prefix.size());
   while (!usage.empty() && usage.back() == '\n') usage.pop_back();

@@ -50,6 +50,14 @@ CommandLine MakeCommandLine(const std::vector<std::string>& words);
 /// completion offers them.
 std::vector<std::string> ChoicesOf(const CLI::Option& option);
 
+/// The subcommands of `app` that --help lists (every one but the internal `trial`), in table
+/// order, and their names.
+std::vector<const CLI::App*> ListedCommands(const CLI::App& app);
+std::vector<std::string> ListedNames(const CLI::App& app);
+
+/// The command's name after its parents' ("runx data pack"; "runx" for the root).
+std::string CommandPath(const CLI::App& app);
+
 /// The usage line of `app` ("runx compare [OPTIONS] A B"), without "Usage: ".
 std::string UsageOf(const CLI::App& app);
 

@@ -13,13 +13,6 @@
 namespace runx::cli {
 namespace {
 
-std::vector<const CLI::App*> Listed(const CLI::App& app) {
-  std::vector<const CLI::App*> subs;
-  for (const CLI::App* sub : app.get_subcommands({}))
-    if (!sub->get_group().empty()) subs.push_back(sub);
-  return subs;
-}
-
 std::vector<std::string> LongNames(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options()) {
@@ -51,13 +44,12 @@ void CompleteCommand(const CLI::App& app, const std::string& path, std::string* 
     if (values.empty()) continue;
     for (const auto& l : opt->get_lnames()) choices += fmt::format("      --{}) words=\"{}\" ;;\n", l, Words(values));
   }
-  std::vector<std::string> subs;
-  for (const CLI::App* sub : Listed(app)) subs.push_back(sub->get_name());
+  const std::vector<std::string> subs = ListedNames(app);
   *out += fmt::format("    \"{}\")\n", path);
   *out += fmt::format("      options=\"{}\"; subcommands=\"{}\"; takes_value=\" {} \"\n", Words(options), Words(subs),
                       Words(ValueOptions(app)));
   *out += "      case \"$prev\" in\n" + choices + "      esac ;;\n";
-  for (const CLI::App* sub : Listed(app)) CompleteCommand(*sub, path + " " + sub->get_name(), out);
+  for (const CLI::App* sub : ListedCommands(app)) CompleteCommand(*sub, path + " " + sub->get_name(), out);
 }
 
 /// roff text: backslashes and leading dots or quotes made literal.
@@ -95,16 +87,15 @@ void ManCommand(const CLI::App& app, std::string* out) {
       *out += fmt::format(".TP\n.B {}\n{}\n", Roff(OptionLabel(*opt)), Roff(text));
     }
   }
-  for (const CLI::App* sub : Listed(app)) ManCommand(*sub, out);
+  for (const CLI::App* sub : ListedCommands(app)) ManCommand(*sub, out);
 }
 
 }  // namespace
 
 std::string BashCompletion(const CLI::App& root) {
-  std::vector<std::string> commands;
-  for (const CLI::App* sub : Listed(root)) commands.push_back(sub->get_name());
+  const std::vector<std::string> commands = ListedNames(root);
   std::string cases;
-  for (const CLI::App* sub : Listed(root)) CompleteCommand(*sub, sub->get_name(), &cases);
+  for (const CLI::App* sub : ListedCommands(root)) CompleteCommand(*sub, sub->get_name(), &cases);
   return fmt::format(R"bash(# bash completion for runx, made by `runx completion bash` from runx {version}'s command table.
 # Install: runx completion bash > ~/.local/share/bash-completion/completions/runx
 _runx() {{
@@ -162,7 +153,7 @@ std::string ManPage(const CLI::App& root) {
       "store that \\fBrunx query\\fR reads with SQL. \\fBrunx FILE.yaml\\fR is \\fBrunx run FILE.yaml\\fR.\n"
       ".SH COMMANDS\n",
       Roff(Version()), Roff("declarative experiment runner for deep-learning performance work"));
-  for (const CLI::App* sub : Listed(root)) ManCommand(*sub, &out);
+  for (const CLI::App* sub : ListedCommands(root)) ManCommand(*sub, &out);
   out +=
       ".SH EXIT STATUS\n"
       ".TP\n.B 0\nok\n"
