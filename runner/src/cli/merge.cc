@@ -1,6 +1,3 @@
-#include <filesystem>
-#include <system_error>
-
 #include <fmt/format.h>
 
 #include "base/cleanup.h"
@@ -30,13 +27,6 @@ std::string Describe(const store::MergeCounts& c) {
 }  // namespace
 
 int Merge(const std::string& out, const std::vector<std::string>& inputs, const store::MergeOptions& options) {
-  for (const std::string& in : inputs) {  // a store that does not exist is invalid input (exit 2)
-    std::error_code ec;
-    if (!std::filesystem::exists(in, ec)) {
-      fmt::print(stderr, "runx: error: cannot merge '{}': no such file\n", in);
-      return 2;
-    }
-  }
   try {
     // Ctrl-C, SIGTERM (kill, scancel) and SIGHUP remove the inputs' snapshots and a new output.
     const base::RemoveOnSignalHandlers cleanup;
@@ -56,7 +46,8 @@ int Merge(const std::string& out, const std::vector<std::string>& inputs, const 
     return 0;
   } catch (const store::StoreError& e) {
     fmt::print(stderr, "runx: error: {}\n", e.what());
-    return 1;
+    // An input that does not exist is invalid input (exit 2), as for every command.
+    return dynamic_cast<const store::MissingStoreError*>(&e) != nullptr ? 2 : 1;
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -16,11 +15,6 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
                  : format == "json"     ? store::Format::kJson
                  : format == "markdown" ? store::Format::kMarkdown
                                         : store::Format::kTable;
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {  // invalid input, as for compare, history and report
-    fmt::print(stderr, "runx: error: no results store at '{}'; run an experiment first (or pass --db PATH)\n", db);
-    return 2;
-  }
   try {
     // Rows are printed as the query steps them: memory stays bounded however large the result.
     const std::unique_ptr<store::RowSink> writer = store::MakeResultWriter(f, std::cout);
@@ -30,7 +24,8 @@ int Query(const std::string& db, const std::string& sql, const std::string& form
   } catch (const store::StoreError& e) {
     std::cout.flush();  // the rows printed before the error come first
     fmt::print(stderr, "runx: error: {}\n", e.what());
-    return 1;
+    // No store is invalid input, as for compare, history and report.
+    return dynamic_cast<const store::MissingStoreError*>(&e) != nullptr ? 2 : 1;
   }
 }
 

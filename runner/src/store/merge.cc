@@ -95,7 +95,7 @@ bool HasTable(SQLite::Database& db, const char* name) {
 Input ReadInput(const std::string& path, const fs::path& copy, const MergeOptions& options) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
-  if (!fs::exists(status)) throw StoreError(fmt::format("cannot merge '{}': no such file", path));
+  if (!fs::exists(status)) throw MissingStoreError(fmt::format("cannot merge '{}': no such file", path));
   if (!fs::is_regular_file(status)) {
     throw StoreError(fmt::format("cannot merge '{}': not a file; name a results store (a .db file)", path));
   }

@@ -126,7 +126,7 @@ void CheckIsStore(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) {
-    throw StoreError(
+    throw MissingStoreError(
         fmt::format("no results store at '{}'; run an experiment first (or pass --db PATH)", path));
   }
   if (std::filesystem::is_directory(status)) {

@@ -26,6 +26,13 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A results store named for reading that does not exist: the user's input was wrong (the
+/// command line exits 2 for it, 1 for other StoreErrors).
+class MissingStoreError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 struct StepRow {
   std::string phase;  ///< "warmup" | "measure" | "eval"
   int64_t step = 0;
