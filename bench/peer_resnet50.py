@@ -3,11 +3,13 @@ does, so that runx can be compared side by side in ONE run (figures differ betwe
 
 python3 bench/peer_resnet50.py --batch 256 --steps 40 --warmup 15 --configs fp32,bf16,bf16+cl,bf16+cl+compile
 Prints one JSON line per config: {"config":..., "batch":..., "ms_per_step":..., "samples_per_s":..., "peak_mem_gib":...}
+With --energy also "joules_per_sample" and "power_w" over the measured steps, by runx's rule
+(bench/nvml_energy.py: NVML's counter polled through the steps).
 Configs: fp32 | tf32 | bf16 | fp16 | +cl (channels_last) | +compile (torch.compile default mode)
 """
 import argparse, json, time, torch, torchvision
 
-def run(cfg, batch, steps, warmup, size):
+def run(cfg, batch, steps, warmup, size, energy=False):
     torch.manual_seed(0)
     parts = cfg.split("+")
     prec, cl, comp = parts[0], "cl" in parts, "compile" in parts
@@ -31,12 +33,22 @@ def run(cfg, batch, steps, warmup, size):
     for _ in range(warmup): f(x, y)
     torch.cuda.synchronize(); warm_s = time.time() - t0
     torch.cuda.reset_peak_memory_stats()
+    meter = None
+    if energy:
+        import nvml_energy
+        meter = nvml_energy.Meter()
+        meter.start()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     s.record()
     for _ in range(steps): f(x, y)
     e.record(); torch.cuda.synchronize()
     ms = s.elapsed_time(e) / steps
-    return {"peer": "pytorch-" + torch.__version__, "model": "resnet50", "config": cfg, "batch": batch,
+    extra = {}
+    if meter:
+        joules, seconds = meter.stop()
+        if joules is not None:
+            extra = {"joules_per_sample": round(joules / (batch * steps), 5), "power_w": round(joules / seconds, 1)}
+    return extra | {"peer": "pytorch-" + torch.__version__, "model": "resnet50", "config": cfg, "batch": batch,
             "image": size, "ms_per_step": round(ms, 3), "samples_per_s": round(batch * 1000 / ms, 1),
             "warmup_s": round(warm_s, 1), "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)}
 
@@ -45,6 +57,7 @@ if __name__ == "__main__":
     ap.add_argument("--batch", type=int, default=256); ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=15); ap.add_argument("--image", type=int, default=224)
     ap.add_argument("--configs", default="fp32,bf16,bf16+cl,bf16+cl+compile")
+    ap.add_argument("--energy", action="store_true", help="joules per sample and watts (NVML)")
     a = ap.parse_args()
     for cfg in a.configs.split(","):
-        print(json.dumps(run(cfg, a.batch, a.steps, a.warmup, a.image)), flush=True)
+        print(json.dumps(run(cfg, a.batch, a.steps, a.warmup, a.image, a.energy)), flush=True)

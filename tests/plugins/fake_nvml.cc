@@ -1,8 +1,13 @@
 // A stand-in for the driver's libnvidia-ml.so.1 with two GPUs and fixed readings, so that the
-// NVML reader (engine/nvml.cc) is tested through a real dlopen on machines without a driver.
+// NVML reader (engine/nvml.cc) and the energy meter (engine/energy.cc) are tested through a real
+// dlopen on machines without a driver.
 // Exports the C entry points with NVML's signatures (nvml.h); GPU 1 lacks application clocks
 // (NVML_ERROR_NOT_SUPPORTED = 3), as many GPUs do. nvmlDeviceGetCurrentClocksEventReasons is not
 // exported: the reader must fall back to the older name.
+// Energy: GPU 0 (bus 00000000:1B:00.0) draws 300 W, and its energy counter moves as a real one
+// does, in steps: every 100 ms, by the energy since the last step. GPU 1 (00000000:3B:00.0) has
+// no counter (NVML_ERROR_NOT_SUPPORTED), only a power reading of 72.5 W.
+#include <chrono>
 #include <cstring>
 
 namespace {
@@ -11,6 +16,7 @@ struct Device {
 };
 Device g_devices[2] = {{0}, {1}};
 int g_initialised = 0;
+const auto g_loaded = std::chrono::steady_clock::now();
 }  // namespace
 
 extern "C" {
@@ -43,4 +49,18 @@ int nvmlDeviceGetComputeRunningProcesses_v3(Device* d, unsigned* count, void*) {
   *count = d->index == 0 ? 0 : 2;
   return *count == 0 ? 0 : 7;
 }
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus, Device** d) {
+  if (g_initialised <= 0) return 1;
+  if (std::strcmp(bus, "00000000:1B:00.0") == 0) *d = &g_devices[0];
+  else if (std::strcmp(bus, "00000000:3B:00.0") == 0) *d = &g_devices[1];
+  else return 6;  // NVML_ERROR_NOT_FOUND
+  return 0;
+}
+int nvmlDeviceGetTotalEnergyConsumption(Device* d, unsigned long long* mj) {
+  if (d->index != 0) return 3;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - g_loaded).count();
+  *mj = static_cast<unsigned long long>(ms / 100 * 100) * 300;  // 300 W = 300 mJ/ms, counted every 100 ms
+  return 0;
+}
+int nvmlDeviceGetPowerUsage(Device* d, unsigned* mw) { *mw = d->index == 0 ? 300000 : 72500; return 0; }
 }

@@ -110,6 +110,47 @@ TEST(TrialLoop, SamplesTheMachinesCpuUseAroundTheMeasuredSteps) {
   EXPECT_FALSE(aborted.measure_begin.has_value());
 }
 
+/// An energy meter that logs when it is started and stopped, and reads 1 J.
+class LoggingMeter : public EnergyMeter {
+ public:
+  explicit LoggingMeter(std::vector<std::string>& log) : log_(log) {}
+  std::string source() const override { return "logging"; }
+  void Start() override { log_.push_back("meter:start"); }
+  EnergyReading Stop() override {
+    log_.push_back("meter:stop");
+    return {EnergySpan{1.0, 0.5}, ""};
+  }
+
+ private:
+  std::vector<std::string>& log_;
+};
+
+TEST(TrialLoop, TheEnergyMeterSpansTheMeasuredStepsOnly) {
+  std::vector<std::string> log;
+  Built b(TinyConfig(), log);
+  LoggingMeter meter(log);
+  const auto loop = RunSteps(b.plan, b.step, *b.loader.loader, b.h.active, b.h.ctx, {}, &meter);
+  ASSERT_TRUE(loop.energy.has_value());
+  EXPECT_DOUBLE_EQ(loop.energy->span->joules, 1.0);
+  // started after the two warm-up steps, stopped after the last measured one
+  std::vector<std::string> order;
+  for (const auto& line : log)
+    if (line == "meter:start" || line == "meter:stop" || line.rfind("log:on_step_end", 0) == 0) order.push_back(line);
+  ASSERT_EQ(order.size(), 10u);
+  EXPECT_EQ(order[0], "log:on_step_end:warmup");
+  EXPECT_EQ(order[1], "log:on_step_end:warmup");
+  EXPECT_EQ(order[2], "meter:start");
+  EXPECT_EQ(order[9], "meter:stop");
+
+  std::vector<std::string> warm_log;
+  Built warm(TinyConfig(), warm_log);
+  warm.logger_->abort_at = 0;  // in warm-up: nothing was measured, the meter never ran
+  LoggingMeter idle(warm_log);
+  const auto aborted = RunSteps(warm.plan, warm.step, *warm.loader.loader, warm.h.active, warm.h.ctx, {}, &idle);
+  EXPECT_FALSE(aborted.energy.has_value());
+  EXPECT_EQ(Count(warm_log, "meter:start"), 0);
+}
+
 TEST(TrialLoop, StopsAfterTheStepInWhichATechniqueAborted) {
   std::vector<std::string> log;
   Built b(TinyConfig(), log);

@@ -134,6 +134,28 @@ TEST(TrialMetrics, NoLoadWithoutBothSamplesOrOverTooShortASpan) {
   EXPECT_GT(MetricOf(b.rec, "samples_per_s"), 0);
 }
 
+TEST(TrialMetrics, EnergyPerSampleAndAverageWattsOfTheMeasuredSteps) {
+  TrialHarness h;
+  LoopResult loop = Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4});
+  loop.energy = EnergyReading{EnergySpan{48.0, 2.0}, ""};  // 48 J over 2 s of 4 measured steps of 4
+  RecordMeasurements(Plan(), loop, h.ctx);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "energy_j"), 48.0);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "joules_per_sample"), 3.0);
+  EXPECT_DOUBLE_EQ(MetricOf(h.rec, "power_w"), 24.0);
+  EXPECT_EQ(h.rec.environment.count("energy.absent"), 0u);
+}
+
+TEST(TrialMetrics, NoEnergyFiguresWhereTheMeterHadNoneAndTheReasonIsKept) {
+  TrialHarness h;
+  LoopResult loop = Loop({4, 3, 2, 1, 1, 0.5}, {100, 100, 1, 2, 3, 4});
+  loop.energy = EnergyReading{std::nullopt, "the measured steps lasted 0.01 s, under the 0.5 s a reading needs"};
+  RecordMeasurements(Plan(), loop, h.ctx);
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "joules_per_sample")));
+  EXPECT_TRUE(std::isnan(MetricOf(h.rec, "power_w")));
+  EXPECT_EQ(h.rec.environment["energy.absent"],
+            "the measured steps lasted 0.01 s, under the 0.5 s a reading needs");
+}
+
 TEST(TrialMetrics, NonFiniteLossNamesThePhaseAndStep) {
   EXPECT_EQ(NonFiniteLossMessage(1, 2), "loss became non-finite at warm-up step 1");
   EXPECT_EQ(NonFiniteLossMessage(5, 2), "loss became non-finite at measured step 3");

@@ -31,6 +31,11 @@ std::string CudaRuntimeVersion() {
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
 
+std::string PciBusId(int index) {
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(index);
+  return fmt::format("{:08X}:{:02X}:{:02X}.0", p->pciDomainID, p->pciBusID, p->pciDeviceID);
+}
+
 struct EventTimer::Impl {
   std::deque<at::cuda::CUDAEvent> events;  // deque: CUDAEvent is move-only, addresses stay put
 };

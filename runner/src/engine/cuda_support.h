@@ -11,6 +11,9 @@ std::string DeviceSummary(int index);  ///< name, memory, compute capability
 int64_t PeakAllocatedBytes(int index);
 void ResetPeak(int index);
 std::string CudaRuntimeVersion();
+/// The GPU's PCI bus id as NVML names it, "00000000:1B:00.0": what ties a CUDA device (whose
+/// numbering follows CUDA_VISIBLE_DEVICES) to NVML's.
+std::string PciBusId(int index);
 
 /// Opaque event pair pool for StepTimer.
 class EventTimer {

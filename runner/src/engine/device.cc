@@ -127,6 +127,15 @@ void ReleaseCache(const c10::Device& device) { device_memory::ReleaseCache(devic
 
 int64_t ReservedMemoryBytes(const c10::Device& device) { return device_memory::ReservedBytes(device); }
 
+EnergyMeterOrWhy OpenEnergyMeter(const c10::Device& device) {
+  if (device.is_cpu()) return OpenCpuEnergyMeter();
+#ifdef RUNX_WITH_CUDA
+  if (device.is_cuda()) return OpenGpuEnergyMeter(cuda::PciBusId(device.has_index() ? device.index() : 0));
+#endif
+  if (device.is_mps()) return {nullptr, "no energy counter for Apple GPUs (macOS gives it only to powermetrics, as root)"};
+  return {nullptr, fmt::format("no energy counter for {}", device.str())};
+}
+
 struct StepTimer::Impl {
   c10::Device device;
   std::vector<std::chrono::steady_clock::time_point> marks;

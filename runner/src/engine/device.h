@@ -7,6 +7,8 @@
 
 #include <c10/core/Device.h>
 
+#include "engine/energy.h"
+
 namespace runx::engine {
 
 /// A device the user asked for cannot be used; the message names what is available.
@@ -36,6 +38,10 @@ void ResetPeakMemory(const c10::Device& device);
 void ReleaseCache(const c10::Device& device);
 /// Reserved (cached) bytes of the device allocator; -1 where there is none.
 int64_t ReservedMemoryBytes(const c10::Device& device);
+
+/// The meter of the energy `device` uses (engine/energy.h): NVML for a CUDA GPU, RAPL for the
+/// CPU; for MPS none (macOS reads energy only through powermetrics, as root).
+EnergyMeterOrWhy OpenEnergyMeter(const c10::Device& device);
 
 /// Timing for asynchronous devices. On CUDA: events recorded on the current stream, read after
 /// one synchronization at the end; elsewhere a steady clock after synchronizing at boundaries.

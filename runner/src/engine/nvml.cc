@@ -11,7 +11,7 @@ namespace {
 // The few NVML types the calls below need, as the NVML ABI defines them (nvml.h): results are
 // ints (0 = NVML_SUCCESS), devices opaque pointers, enums ints.
 using Result = int;
-using Device = struct NvmlDeviceOpaque*;
+using Device = NvmlSession::Device;
 constexpr Result kSuccess = 0;
 constexpr Result kInsufficientSize = 7;
 enum ClockType : int { kGraphics = 0, kSm = 1, kMem = 2 };
@@ -109,17 +109,54 @@ NvmlGpu ReadGpu(const Nvml& nvml, unsigned index, Device d) {
 
 }  // namespace
 
-std::optional<NvmlSnapshot> ReadNvml(const std::string& library) {
+struct NvmlSession::Impl {
   boost::dll::shared_library lib;
+  Nvml nvml{lib};
+};
+
+std::unique_ptr<NvmlSession> NvmlSession::Open(const std::string& library) {
+  auto impl = std::make_unique<Impl>();
   boost::dll::fs::error_code ec;
   // A bare name goes through the loader's search path, as the driver's library is meant to be found.
-  lib.load(library, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
-                        (library.find('/') == std::string::npos ? boost::dll::load_mode::search_system_folders
-                                                                : boost::dll::load_mode::default_mode),
-           ec);
-  if (ec) return std::nullopt;
-  const Nvml nvml(lib);
-  if (!nvml.Call("nvmlInit_v2") && !nvml.Call("nvmlInit")) return std::nullopt;
+  impl->lib.load(library, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
+                              (library.find('/') == std::string::npos ? boost::dll::load_mode::search_system_folders
+                                                                      : boost::dll::load_mode::default_mode),
+                 ec);
+  if (ec) return nullptr;
+  if (!impl->nvml.Call("nvmlInit_v2") && !impl->nvml.Call("nvmlInit")) return nullptr;
+  return std::unique_ptr<NvmlSession>(new NvmlSession(std::move(impl)));
+}
+
+NvmlSession::NvmlSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+NvmlSession::~NvmlSession() { impl_->nvml.Call("nvmlShutdown"); }
+
+NvmlSession::Device NvmlSession::ByPciBusId(const std::string& bus_id) const {
+  Device d = nullptr;
+  if (impl_->nvml.Call("nvmlDeviceGetHandleByPciBusId_v2", bus_id.c_str(), &d) ||
+      impl_->nvml.Call("nvmlDeviceGetHandleByPciBusId", bus_id.c_str(), &d))
+    return d;
+  return nullptr;
+}
+
+std::string NvmlSession::Name(Device d) const {
+  char name[96] = {0};
+  impl_->nvml.Call("nvmlDeviceGetName", d, static_cast<char*>(name), static_cast<unsigned>(sizeof name - 1));
+  return name;
+}
+
+std::optional<unsigned long long> NvmlSession::TotalEnergyMj(Device d) const {
+  return Read<unsigned long long>(impl_->nvml, "nvmlDeviceGetTotalEnergyConsumption", d);
+}
+
+std::optional<unsigned> NvmlSession::PowerMw(Device d) const {
+  return Read<unsigned>(impl_->nvml, "nvmlDeviceGetPowerUsage", d);
+}
+
+std::optional<NvmlSnapshot> ReadNvml(const std::string& library) {
+  const auto session = NvmlSession::Open(library);
+  if (!session) return std::nullopt;
+  const Nvml& nvml = session->impl_->nvml;
   NvmlSnapshot snap;
   char driver[96] = {0};
   if (nvml.Call("nvmlSystemGetDriverVersion", static_cast<char*>(driver), static_cast<unsigned>(sizeof driver - 1)))
@@ -135,7 +172,6 @@ std::optional<NvmlSnapshot> ReadNvml(const std::string& library) {
         snap.gpus.push_back(ReadGpu(nvml, i, d));
     }
   }
-  nvml.Call("nvmlShutdown");
   return snap;
 }
 

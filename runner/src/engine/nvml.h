@@ -4,6 +4,7 @@
 // dependency, and machines without the driver simply have no GPU noise keys. NVML opens no CUDA
 // context, so the parent process can read it and stay free of CUDA. No LibTorch.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,34 @@ struct NvmlSnapshot {
 /// and shuts NVML down. std::nullopt when the library is absent or NVML does not initialise
 /// (no driver, no GPU): the normal case on CPU-only machines.
 std::optional<NvmlSnapshot> ReadNvml(const std::string& library = "libnvidia-ml.so.1");
+
+/// NVML loaded and initialised for readings over time (the trial's energy meter, engine/energy.h);
+/// shut down and unloaded when destroyed. Devices are NVML's opaque handles.
+class NvmlSession {
+ public:
+  using Device = struct NvmlDeviceOpaque*;
+  /// std::nullopt's counterpart: nullptr when `library` is absent or NVML does not initialise.
+  static std::unique_ptr<NvmlSession> Open(const std::string& library = "libnvidia-ml.so.1");
+  ~NvmlSession();
+  NvmlSession(const NvmlSession&) = delete;
+  NvmlSession& operator=(const NvmlSession&) = delete;
+
+  /// The GPU at PCI bus id `bus_id` ("00000000:1B:00.0", as CUDA's device properties give it);
+  /// nullptr when NVML knows no such GPU.
+  Device ByPciBusId(const std::string& bus_id) const;
+  std::string Name(Device d) const;
+  /// The GPU's energy since the driver loaded, in millijoules (nvmlDeviceGetTotalEnergyConsumption,
+  /// Volta and newer); nullopt where unsupported.
+  std::optional<unsigned long long> TotalEnergyMj(Device d) const;
+  /// The GPU's power draw in milliwatts (nvmlDeviceGetPowerUsage); nullopt where unsupported.
+  std::optional<unsigned> PowerMw(Device d) const;
+
+ private:
+  friend std::optional<NvmlSnapshot> ReadNvml(const std::string& library);
+  struct Impl;
+  explicit NvmlSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The names of the set bits of NVML's throttle-reason mask, e.g. "sw_power_cap, hw_slowdown";
 /// "none" for 0.

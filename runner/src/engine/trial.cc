@@ -72,7 +72,10 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
     plan.eval = plan.eval && ranks->rank() == 0;  // the ranks hold the same weights: one evaluates
     ctx.metric("global_batch_size", static_cast<double>(plan.batch * plan.ranks));
   }
-  LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options);
+  EnergyMeterOrWhy energy = OpenEnergyMeter(ctx.device());
+  if (energy.meter) ctx.record("energy.source", energy.meter->source());
+  else ctx.record("energy.absent", energy.why_not);
+  LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options, energy.meter.get());
   rec.environment.merge(NoiseStateAfterMeasuring());  // the machine as the measured steps ended
   if (Collectives* ranks = ctx.collectives()) AverageOverRanks(*ranks, ctx.device(), loop.loss);
   const int64_t first_bad = RecordSteps(plan, loop, rec);

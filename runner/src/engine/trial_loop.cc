@@ -33,7 +33,7 @@ StepPlan PlanSteps(const nlohmann::json& config, const data::DataSource& data) {
 }
 
 LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vector<ActiveTechnique>& active,
-                    RunnerContext& ctx, const TrialOptions& options) {
+                    RunnerContext& ctx, const TrialOptions& options, EnergyMeter* energy) {
   const c10::Device device = ctx.device();
   const bool infer = plan.infer;
   StepTimer timer(device);
@@ -51,6 +51,7 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
       Synchronize(device);
       ResetPeakMemory(device);
       measure_begin = SampleCpu();
+      if (energy) energy->Start();
     }
     if (!infer) timer.Mark();  // inference times each synchronized pass on the host clock instead
     const auto t0 = Clock::now();
@@ -85,9 +86,10 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
   LoopResult out;
   out.done = done;
   out.step_ms = infer ? std::move(latency_ms) : timer.ElapsedMs();  // synchronizes once
-  if (measure_begin) {  // the device is done: every measured step's work is in
+  if (plan.warmup < done) {  // the device is done: every measured step's work is in
+    if (energy) out.energy = energy->Stop();
     out.measure_begin = measure_begin;
-    out.measure_end = SampleCpu();
+    out.measure_end = measure_begin ? SampleCpu() : std::nullopt;
   }
   out.data_ms = std::move(data_ms);
   out.loss = infer ? torch::full({done}, std::nan(""), torch::kDouble) : torch::stack(losses).to(torch::kCPU, torch::kDouble);

@@ -9,6 +9,7 @@
 
 #include "data/data.h"
 #include "engine/cpu_load.h"
+#include "engine/energy.h"
 #include "engine/trial.h"
 #include "engine/trial_context.h"
 #include "runx/plugin.h"
@@ -41,13 +42,17 @@ struct LoopResult {
   /// synchronized): what other processes did meanwhile. Unset when /proc/stat cannot be read;
   /// no `measure_begin` when the trial ended in warm-up.
   std::optional<CpuSample> measure_begin, measure_end;
+  /// The energy of the measured steps, by the meter RunSteps was given; unset without a meter or
+  /// when the trial ended in warm-up.
+  std::optional<EnergyReading> energy;
 };
 
 /// Runs the plan: per step a batch from `loader`, on_batch, the step, on_step_end and on_epoch_end;
-/// peak memory is reset and the machine's CPU use sampled when the measured steps begin. Stops
+/// peak memory is reset, the machine's CPU use sampled and `energy` (if any) started when the
+/// measured steps begin; once they have ended (the device synchronized) `energy` is stopped. Stops
 /// after a step in which a technique aborted. Reports progress through `options`; reads the loss
 /// for it only on the CPU or in warm-up, where that costs nothing.
 LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vector<ActiveTechnique>& active,
-                    RunnerContext& ctx, const TrialOptions& options);
+                    RunnerContext& ctx, const TrialOptions& options, EnergyMeter* energy = nullptr);
 
 }  // namespace runx::engine

@@ -49,6 +49,25 @@ void RecordLoad(const LoopResult& loop, TrialContext& ctx) {
   ctx.metric("noise.trial_cpus", load->self_cpus, "cpus");
 }
 
+// The energy of the measured steps: energy_j, joules_per_sample and power_w, or why there are none
+// (the environment's energy.absent). Data-parallel: the energy of every rank's device, summed,
+// over every rank's samples; none when a rank has none.
+void RecordEnergy(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx) {
+  if (loop.done <= plan.warmup) return;
+  const std::optional<EnergySpan> span = loop.energy ? loop.energy->span : std::nullopt;
+  double joules = span ? span->joules : std::nan("");
+  if (Collectives* ranks = ctx.collectives()) joules = SumOverRanks(*ranks, ctx.device(), joules);
+  if (!std::isfinite(joules) || !span) {
+    if (loop.energy && !loop.energy->why_not.empty()) ctx.record("energy.absent", loop.energy->why_not);
+    else if (span) ctx.record("energy.absent", "another rank has no energy reading");
+    return;
+  }
+  const auto samples = static_cast<double>(plan.batch * (loop.done - plan.warmup) * plan.ranks);
+  ctx.metric("energy_j", joules, "J");
+  ctx.metric("joules_per_sample", joules / samples, "J/sample");
+  ctx.metric("power_w", joules / span->seconds, "W");
+}
+
 }  // namespace
 
 int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRecord& rec) {
@@ -68,6 +87,7 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
 void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx) {
   RecordTimings(plan, loop, ctx);
   RecordLoad(loop, ctx);
+  RecordEnergy(plan, loop, ctx);
   const c10::Device device = ctx.device();
   ctx.metric("peak_mem_bytes", static_cast<double>(PeakMemoryBytes(device)), "bytes");
   if (const int64_t reserved = ReservedMemoryBytes(device); reserved >= 0)

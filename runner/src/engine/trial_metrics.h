@@ -16,7 +16,8 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
 /// Trial metrics of the measured steps: samples_per_s (pooled; for token data also tokens_per_s,
 /// samples_per_s x tokens per sample), step_ms_median / p10 / p90 / p99 / mean, measured_s;
 /// noise.other_cpus and noise.cpus (engine/cpu_load.h) where the machine's CPU use was sampled
-/// over at least kMinLoadSpanS; then peak_mem_bytes, reserved_mem_bytes where the device has a
+/// over at least kMinLoadSpanS; energy_j, joules_per_sample and power_w where the loop's energy
+/// meter read the measured steps (else the environment's energy.absent says why); then peak_mem_bytes, reserved_mem_bytes where the device has a
 /// cache, and final_loss when finite.
 void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx);
 

@@ -65,6 +65,10 @@ ComparedVariant CompareOne(const SideVariant& a, const SideVariant& b, const Com
   const std::vector<Repeat> rb = RepeatsOf(Processes(b.trials));
   c.noise_a = CheckNoise(ra, options.limits);
   c.noise_b = CheckNoise(rb, options.limits);
+  c.joules_per_sample_a = MedianOfOk(a.trials, &store::RunTrial::joules_per_sample);
+  c.joules_per_sample_b = MedianOfOk(b.trials, &store::RunTrial::joules_per_sample);
+  c.power_w_a = MedianOfOk(a.trials, &store::RunTrial::power_w);
+  c.power_w_b = MedianOfOk(b.trials, &store::RunTrial::power_w);
   if (!ra.empty()) {
     c.samples_per_s_a = Throughput(ra);
     c.step_ms_a = MedianStepMs(ra);
@@ -326,6 +330,17 @@ TextTable CompareTextTable(const Comparison& c) {
     t.rows.push_back(
         {v.label(), Samples(v.samples_per_s_a), Samples(v.samples_per_s_b), ratio, change, verdict, Notes(v)});
   }
+  const bool metered = std::any_of(c.variants.begin(), c.variants.end(), [](const ComparedVariant& v) {
+    return v.joules_per_sample_a.has_value() || v.joules_per_sample_b.has_value();
+  });
+  if (metered) {  // energy beside the speedup: joules per sample of each side
+    const auto energy = [](const std::optional<double>& j) { return j ? FormatEnergy(*j) : std::string("-"); };
+    t.headers.insert(t.headers.begin() + 3, {"A J/sample", "B J/sample"});
+    t.right.insert(t.right.begin() + 3, {true, true});
+    for (size_t i = 0; i < c.variants.size(); ++i)
+      t.rows[i].insert(t.rows[i].begin() + 3,
+                       {energy(c.variants[i].joules_per_sample_a), energy(c.variants[i].joules_per_sample_b)});
+  }
   return t;
 }
 
@@ -335,7 +350,8 @@ DataTable CompareDataTable(const Comparison& c) {
                "step_ms_b",       "ratio",           "ratio_ci_low",    "ratio_ci_high",   "change_pct",
                "verdict",         "within_threshold", "why",            "caution",         "processes_a",
                "processes_b",     "ratio_se",        "ratio_df",        "other_cpus_a",    "other_cpus_b",
-               "unstable_a",      "unstable_b",      "repeats_needed",  "noise",           "note"};
+               "unstable_a",      "unstable_b",      "repeats_needed",  "noise",           "note",
+               "joules_per_sample_a", "joules_per_sample_b", "power_w_a", "power_w_b"};
   for (const ComparedVariant& v : c.variants) {
     store::Value ratio, low, high, pct, verdict, within, why, caution, pa, pb, spread, df, load_a, load_b, needed;
     if (v.ratio) {
@@ -367,7 +383,8 @@ DataTable CompareDataTable(const Comparison& c) {
                       NumberOrNull(v.step_ms_a), NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
                       why, caution, pa, pb, spread, df, load_a, load_b, int64_t{v.noise_a.unstable() ? 1 : 0},
                       int64_t{v.noise_b.unstable() ? 1 : 0}, needed, fmt::format("{}", fmt::join(noise, "; ")),
-                      v.note});
+                      v.note, NumberOrNull(v.joules_per_sample_a), NumberOrNull(v.joules_per_sample_b),
+                      NumberOrNull(v.power_w_a), NumberOrNull(v.power_w_b)});
   }
   return t;
 }

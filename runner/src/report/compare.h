@@ -38,6 +38,8 @@ struct ComparedVariant {
   int ok_b = 0, trials_b = 0;
   std::optional<double> samples_per_s_a, samples_per_s_b;  ///< pooled
   std::optional<double> step_ms_a, step_ms_b;              ///< median step time
+  std::optional<double> joules_per_sample_a, joules_per_sample_b;  ///< median over metered ok trials
+  std::optional<double> power_w_a, power_w_b;
   std::optional<Ratio> ratio;  ///< B/A and its verdict; empty when a side has no ok trial with steps
   NoiseCheck noise_a, noise_b;
   /// "" or why there is no ratio, e.g. "no ok trial in A".
@@ -95,12 +97,14 @@ std::string ShortDate(const std::string& iso);
 std::string DescribeRun(const store::RunOverview& run);
 
 /// The comparison's table for people: variant, A and B samples/s, B/A (95% CI), change (effect
-/// size: the ratio's interval as a percentage), verdict, notes (noise, load).
+/// size: the ratio's interval as a percentage), verdict, notes (noise, load). Where a side was
+/// metered, "A J/sample" and "B J/sample" follow "B samples/s".
 TextTable CompareTextTable(const Comparison& c);
 /// For tools: label_a, label_b, samples_per_s_a, samples_per_s_b, step_ms_a, step_ms_b, ratio,
 /// ratio_ci_low, ratio_ci_high, change_pct, verdict (faster|slower|no change|inconclusive),
 /// within_threshold, why, caution, processes_a, processes_b, ratio_se (of ln ratio), ratio_df, other_cpus_a,
-/// other_cpus_b, unstable_a, unstable_b, repeats_needed, noise, note.
+/// other_cpus_b, unstable_a, unstable_b, repeats_needed, noise, note, joules_per_sample_a,
+/// joules_per_sample_b, power_w_a, power_w_b.
 DataTable CompareDataTable(const Comparison& c);
 
 /// The lines after the table: hints for a comparison that cannot answer what was asked (a run

@@ -87,6 +87,16 @@ TextTable ReportTextTable(const std::vector<VariantRow>& rows) {
                       Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }), speedup_cells[i],
                       Notes(r)});
   }
+  // Energy where a variant was metered (a GPU through NVML, a CPU with readable RAPL counters),
+  // after the memory: joules per sample and the average draw while measuring.
+  if (std::any_of(rows.begin(), rows.end(), [](const VariantRow& r) { return r.joules_per_sample.has_value(); })) {
+    const auto at = static_cast<std::ptrdiff_t>(5);
+    t.headers.insert(t.headers.begin() + at, {"J/sample", "W"});
+    t.right.insert(t.right.begin() + at, {true, true});
+    for (size_t i = 0; i < rows.size(); ++i)
+      t.rows[i].insert(t.rows[i].begin() + at,
+                       {Or(rows[i].joules_per_sample, FormatEnergy), Or(rows[i].power_w, FormatEnergy)});
+  }
   return t;
 }
 
@@ -98,7 +108,7 @@ DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
                "step_ms_p10",   "step_ms_p90",    "samples_per_s", "peak_mem_bytes", "final_loss",
                "accuracy",      "accuracy_delta", "speedup",       "speedup_ci_low", "speedup_ci_high",
                "significant",   "verdict",        "why",           "speedup_se",     "speedup_df",
-               "unstable",      "noise",          "statuses"};
+               "unstable",      "noise",          "statuses",      "joules_per_sample", "power_w"};
   for (const VariantRow& r : rows) {
     std::vector<std::string> statuses;
     for (const auto& [status, n] : r.statuses) statuses.push_back(fmt::format("{} {}", n, Name(status)));
@@ -125,7 +135,8 @@ DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
                       r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, NumberOrNull(r.final_loss),
                       NumberOrNull(r.accuracy), NumberOrNull(r.accuracy_delta), speedup, low, high, significant,
                       verdict, why, spread, df, int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
-                      fmt::format("{}", fmt::join(statuses, ", "))});
+                      fmt::format("{}", fmt::join(statuses, ", ")), NumberOrNull(r.joules_per_sample),
+                      NumberOrNull(r.power_w)});
   }
   return t;
 }

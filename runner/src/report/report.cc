@@ -36,15 +36,6 @@ std::vector<Variant> GroupVariants(const std::vector<store::RunTrial>& trials) {
   return variants;
 }
 
-std::optional<double> MedianOf(const Variant& v, std::optional<double> store::RunTrial::*field) {
-  std::vector<double> values;
-  for (const store::RunTrial* t : v.trials) {
-    if (t->status == TrialStatus::kOk && t->*field) values.push_back(*(t->*field));
-  }
-  if (values.empty()) return std::nullopt;
-  return Median(std::move(values));
-}
-
 void CountStatuses(const Variant& v, VariantRow& row) {
   std::map<TrialStatus, int> counts;
   for (const store::RunTrial* t : v.trials) ++counts[t->status];
@@ -82,8 +73,10 @@ VariantRow Figures(const Variant& v) {
     const auto bytes = static_cast<int64_t>(*t->peak_mem_bytes);
     row.peak_mem_bytes = std::max(row.peak_mem_bytes.value_or(bytes), bytes);
   }
-  row.final_loss = MedianOf(v, &store::RunTrial::final_loss);
-  row.accuracy = MedianOf(v, &store::RunTrial::accuracy);
+  row.final_loss = MedianOfOk(v.trials, &store::RunTrial::final_loss);
+  row.accuracy = MedianOfOk(v.trials, &store::RunTrial::accuracy);
+  row.joules_per_sample = MedianOfOk(v.trials, &store::RunTrial::joules_per_sample);
+  row.power_w = MedianOfOk(v.trials, &store::RunTrial::power_w);
   return row;
 }
 

@@ -34,6 +34,8 @@ struct VariantRow {
   std::optional<double> final_loss;      ///< median over the ok trials
   std::optional<double> accuracy;        ///< median over the ok trials
   std::optional<double> accuracy_delta;  ///< accuracy minus the baseline's; empty for the baseline
+  std::optional<double> joules_per_sample;  ///< median over the ok trials that were metered
+  std::optional<double> power_w;            ///< average watts of the measured steps, likewise
   /// vs the baseline, judged against kDefaultThreshold; empty for the baseline itself, when
   /// either side has no ok trial with measured steps, and for figures only (SummarizeFigures).
   std::optional<Ratio> speedup;
@@ -58,6 +60,7 @@ std::vector<VariantRow> Summarize(store::Store& store, int64_t run_id);
 /// An aligned text table for people, one line per variant (ends in a newline; "" for no rows):
 ///   variant   trials  step ms (p10-p90)      samples/s  peak mem  ...  speedup (95% CI)
 ///   baseline  3/3     117.20 (117.10-117.30)    2184.3  20.9 GiB  ...  1.00
+/// Where a variant was metered, "J/sample" and "W" (the average draw) follow "peak mem".
 /// The speedup's verdict follows it ("1.47 (1.29-1.69) faster"; "0.98 inconclusive"); a last,
 /// unnamed column holds notes: "busy machine", "unstable" (see RenderNoise), and the statuses
 /// of failed trials.
@@ -68,7 +71,8 @@ TextTable ReportTextTable(const std::vector<VariantRow>& rows);
 /// The report's table for tools: one column per figure (label, is_baseline, trials, ok_trials,
 /// step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, peak_mem_bytes, final_loss,
 /// accuracy, accuracy_delta, speedup, speedup_ci_low, speedup_ci_high, significant, verdict,
-/// why, speedup_se (standard error of ln speedup), speedup_df, unstable, noise, statuses).
+/// why, speedup_se (standard error of ln speedup), speedup_df, unstable, noise, statuses,
+/// joules_per_sample, power_w).
 DataTable ReportDataTable(const std::vector<VariantRow>& rows);
 
 /// The lines under the table: why a speedup is inconclusive, a busy machine, and one warning

@@ -52,6 +52,10 @@ std::string FormatBytes(int64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
+std::string FormatEnergy(double value) {
+  return std::fabs(value) >= 100 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
+}
+
 std::string FormatMs(double ms) { return std::fabs(ms) >= 1 ? fmt::format("{:.2f}", ms) : fmt::format("{:.3g}", ms); }
 
 std::optional<OutputFormat> ParseOutputFormat(const std::string& name) {

@@ -28,6 +28,9 @@ store::Value NumberOrNull(const std::optional<double>& value);
 /// Milliseconds for people: two decimals, or three significant digits below 1 ms.
 std::string FormatMs(double ms);
 
+/// Energy or power for people, three significant digits, no exponent: "0.00312", "1.52", "412".
+std::string FormatEnergy(double value);
+
 /// Bytes for people, in binary units: "512 B", "118.8 KiB", "1.5 GiB".
 std::string FormatBytes(int64_t bytes);
 

@@ -182,6 +182,15 @@ std::vector<const store::RunTrial*> Processes(const std::vector<const store::Run
   return out;
 }
 
+std::optional<double> MedianOfOk(const std::vector<const store::RunTrial*>& trials,
+                                 std::optional<double> store::RunTrial::*field) {
+  std::vector<double> values;
+  for (const store::RunTrial* t : trials)
+    if (t->status == TrialStatus::kOk && t->*field) values.push_back(*(t->*field));
+  if (values.empty()) return std::nullopt;
+  return Median(std::move(values));
+}
+
 std::vector<Repeat> RepeatsOf(const std::vector<const store::RunTrial*>& processes) {
   std::vector<Repeat> out;
   for (const store::RunTrial* t : processes) {

@@ -106,6 +106,9 @@ Ratio JudgeRatio(const std::vector<const store::RunTrial*>& a, const std::vector
 std::vector<const store::RunTrial*> Processes(const std::vector<const store::RunTrial*>& trials);
 /// Their measured steps, one Repeat per process.
 std::vector<Repeat> RepeatsOf(const std::vector<const store::RunTrial*>& processes);
+/// The median of `field` over the ok trials of `trials` that have it; empty when none has.
+std::optional<double> MedianOfOk(const std::vector<const store::RunTrial*>& trials,
+                                 std::optional<double> store::RunTrial::*field);
 
 /// For people: "faster", "slower", "no change (below the 2% threshold)", "inconclusive (why)".
 std::string VerdictText(const Ratio& ratio, double threshold);

@@ -657,7 +657,7 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
                               "SELECT name, value FROM metrics WHERE trial_id = ? AND step IS NULL "
                               "AND value IS NOT NULL "
                               "AND name IN ('peak_mem_bytes', 'final_loss', 'accuracy', 'noise.other_cpus', "
-                              "'noise.cpus', 'noise.trial_cpus')");
+                              "'noise.cpus', 'noise.trial_cpus', 'joules_per_sample', 'power_w')");
     while (trials.executeStep()) {
       RunTrial t;
       t.trial_id = trials.getColumn(0).getInt64();
@@ -688,6 +688,8 @@ std::vector<RunTrial> Store::ReadRunTrials(int64_t run_id) {
           if (name == "noise.other_cpus") t.other_cpus = value;
           if (name == "noise.cpus") t.cpus = value;
           if (name == "noise.trial_cpus") t.trial_cpus = value;
+          if (name == "joules_per_sample") t.joules_per_sample = value;
+          if (name == "power_w") t.power_w = value;
         }
         metrics.reset();
       }

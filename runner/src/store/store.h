@@ -172,6 +172,9 @@ struct RunTrial {
   std::optional<double> other_cpus;
   std::optional<double> cpus;
   std::optional<double> trial_cpus;
+  /// The energy of its measured steps (metrics joules_per_sample, power_w), where it was metered.
+  std::optional<double> joules_per_sample;
+  std::optional<double> power_w;
 };
 
 /// The figures of one variant (all repeats of one label) of a run, as the end-of-run report

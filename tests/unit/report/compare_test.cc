@@ -125,6 +125,34 @@ TEST_F(CompareTest, TwoVariantsByLabel) {
       store::StoreError);
 }
 
+TEST_F(CompareTest, EnergyPerSampleBesideTheRatioWhereASideWasMetered) {
+  const TextTable plain = CompareTextTable(Compare(a_, b_, {}));
+  EXPECT_EQ(plain.headers[3], "B/A (95% CI)");  // nothing metered: no energy columns
+  // bf16 metered in both runs, median over its ok trials: 0.02 J/sample in A; 0.03 in B
+  for (auto* side : {&a_, &b_}) {
+    int i = 0;
+    for (store::RunTrial& t : side->trials) {
+      if (t.label != "bf16") continue;
+      t.joules_per_sample = (side == &a_ ? 0.02 : 0.03) + 0.001 * (i++ - 1);
+      t.power_w = 400;
+    }
+  }
+  const Comparison c = Compare(a_, b_, {});
+  EXPECT_DOUBLE_EQ(*c.variants[1].joules_per_sample_a, 0.02);
+  EXPECT_DOUBLE_EQ(*c.variants[1].joules_per_sample_b, 0.03);
+  EXPECT_FALSE(c.variants[0].joules_per_sample_a);
+  const TextTable t = CompareTextTable(c);
+  ASSERT_EQ(t.headers.size(), 9u);
+  EXPECT_EQ(t.headers[3], "A J/sample");
+  EXPECT_EQ(t.headers[4], "B J/sample");
+  EXPECT_EQ(t.rows[0][3], "-");
+  EXPECT_EQ(t.rows[1][3], "0.02");
+  EXPECT_EQ(t.rows[1][4], "0.03");
+  const DataTable d = CompareDataTable(c);
+  EXPECT_EQ(d.columns[d.columns.size() - 4], "joules_per_sample_a");
+  EXPECT_EQ(std::get<double>(d.rows[1][d.columns.size() - 1]), 400.0);
+}
+
 TEST_F(CompareTest, TheSameTrialsInBothRunsAreNamed) {
   const Comparison c = Compare(a_, a_, {});
   ASSERT_EQ(c.variants.size(), 4u);

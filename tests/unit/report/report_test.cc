@@ -236,6 +236,28 @@ TEST_F(ReportTest, RenderWithoutBaselineOrRows) {
             "only     1/1     0.0123 (0.01-0.02)    81300.0     512 B     -    -     -  -\n");
 }
 
+TEST_F(ReportTest, EnergyFollowsTheMemoryWhereAVariantWasMetered) {
+  VariantRow metered;
+  metered.label = "gpu";
+  metered.trials = metered.ok_trials = 1;
+  metered.statuses = {{TrialStatus::kOk, 1}};
+  metered.samples_per_s = 2000;
+  metered.joules_per_sample = 0.0312;
+  metered.power_w = 412.4;
+  VariantRow unmetered = metered;
+  unmetered.label = "other";
+  unmetered.joules_per_sample.reset();
+  unmetered.power_w.reset();
+  EXPECT_EQ(RenderReport({metered, unmetered}),
+            "variant  trials  step ms (p10-p90)  samples/s  peak mem  J/sample    W  loss  acc  Δacc  "
+            "speedup (95% CI)\n"
+            "gpu      1/1     -                     2000.0         -    0.0312  412     -    -     -  -\n"
+            "other    1/1     -                     2000.0         -         -    -     -    -     -  -\n");
+  const DataTable data = ReportDataTable({metered});
+  ASSERT_EQ(data.columns.back(), "power_w");
+  EXPECT_EQ(std::get<double>(data.rows[0].back()), 412.4);
+}
+
 TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
   const std::vector<VariantRow> rows = Summarize(db_, sweep_);
   {

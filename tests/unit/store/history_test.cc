@@ -217,6 +217,18 @@ TEST_F(History, ProcessRatesOfConfigurations) {
   EXPECT_EQ(store.ReadRunTrials(1)[0].other_cpus, 0.9);
 }
 
+TEST_F(History, ARunsTrialsCarryTheirEnergyWhereMetered) {
+  Store store = Store::Open(db_);
+  EXPECT_FALSE(store.ReadRunTrials(1)[0].joules_per_sample);
+  SQLite::Statement energy(store.db(),
+                           "INSERT INTO metrics (trial_id, name, value, unit) VALUES "
+                           "(1, 'joules_per_sample', 0.25, 'J/sample'), (1, 'power_w', 412.5, 'W')");
+  energy.exec();
+  const RunTrial t = store.ReadRunTrials(1)[0];
+  EXPECT_EQ(t.joules_per_sample, 0.25);
+  EXPECT_EQ(t.power_w, 412.5);
+}
+
 TEST_F(History, ARunsOverviewAndItsTrialsIdentities) {
   Store store = Store::Open(db_);
   const RunOverview r = ReadRunOverview(store, 1);
