@@ -125,10 +125,10 @@ note "  after the quickstart: $(packages | grep -cE '^(chromium|python3-torch|sl
 # the same build (nothing to install, nothing to build).
 if ((quick_rc == 0)); then
   chroot "$root" useradd --create-home runner
-  chown -R runner:runner "$root/root/runx"
+  chroot "$root" chown -R runner:runner /root/runx  # the root's user names, not this machine's
   chmod 755 "$root/root"
   step quickstart-as-user "./runx experiments/quickstart.yaml --force" runner || quick_rc=$?
-  chown -R root:root "$root/root/runx"
+  chroot "$root" chown -R root:root /root/runx
 fi
 if ((run_tests)) && ((quick_rc == 0)); then
   step test "./scripts/test" || true
