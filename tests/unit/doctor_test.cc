@@ -3,6 +3,7 @@
 #include "engine/doctor.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,18 @@ TEST(Doctor, SaysWhetherTheMachineIsQuietEnoughToMeasure) {
   const std::string& v = quiet->second;
   EXPECT_TRUE(v.rfind("yes: other processes used ", 0) == 0 || v.rfind("no: other processes used ", 0) == 0) << v;
   EXPECT_NE(v.find(" CPUs over 1 s"), std::string::npos) << v;
+}
+
+// Which meter gives each device's energy per sample, or why none does.
+TEST(Doctor, SaysWhatMetersEachDevicesEnergy) {
+  const auto report = Doctor();
+  const auto row = std::find_if(report.rows.begin(), report.rows.end(), [](const auto& r) { return r.first == "energy"; });
+  ASSERT_NE(row, report.rows.end());
+  const std::string& v = row->second;
+  EXPECT_TRUE(v.rfind("cpu: rapl: package-", 0) == 0 || v.rfind("cpu: none: ", 0) == 0) << v;
+  if (!std::filesystem::exists("/sys/class/powercap")) {
+    EXPECT_EQ(v.rfind("cpu: none: no RAPL counters: /sys/class/powercap has no package zone", 0), 0u) << v;
+  }
 }
 
 }  // namespace

@@ -80,6 +80,14 @@ DoctorReport Doctor() {
     autodev = e.what();
   }
   row("device: auto", autodev);
+  // What meters a trial's energy on each device (joules_per_sample, power_w), or why nothing does.
+  std::vector<std::string> energy;
+  for (const std::string& name : AvailableDevices()) {
+    if (name != "cpu" && name != "cuda:0" && name != "mps") continue;  // one GPU speaks for the others
+    const EnergyMeterOrWhy m = OpenEnergyMeter(c10::Device(name));
+    energy.push_back(fmt::format("{}: {}", name, m.meter ? m.meter->source() : "none: " + m.why_not));
+  }
+  row("energy", fmt::format("{}", fmt::join(energy, "; ")));
   std::vector<std::string> amp;
   const auto devices = AvailableDevices();
   const auto usable = [&](c10::DeviceType d) {

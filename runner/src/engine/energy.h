@@ -23,8 +23,8 @@ struct EnergyReading {
   std::string why_not;
 };
 
-/// NVML's energy counter does not count continuously: it moves in steps (about every 100 ms on
-/// the GPUs measured; docs/techniques.md), so two readings at a span's ends are off by up to a
+/// NVML's energy counter does not count continuously: it moves in steps (every 100 ms on the
+/// H100: docs/benchmarks.md, "Energy per sample"), so two readings at a span's ends are off by up to a
 /// step each. The meter therefore polls it through the span every kEnergyPollMs and takes the
 /// power between the first and the last step it saw (each seen within kEnergyPollMs), times the
 /// span: those steps must lie at least kMinEnergyCoverS apart, which bounds the error of the
