@@ -190,8 +190,12 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
           "${extra[@]}" --package "$P/$name.pt2" --configs "${AOTI_PEER_CONFIGS:-eager,compile,compile-ro}"
       done
       ;;
-    gpt)  # the language model on real text: runx's bf16 x fused AdamW x CUDA graphs against PyTorch eager and compile
+    gpt)  # the language model on real text: runx's bf16 x fused AdamW x CUDA graphs x compiled step against PyTorch
+          # eager and compile (the two packages: about 100 s of compile each, once; carried back as compiled-gpt.tgz)
       section gpt; source build-device/env.sh; install_fortunes
+      export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
+      log gpt-pkg $R compile experiments/gpt-text-gpu.yaml --db "$DB" --set data.path="$FORTUNES"
+      keep_packages gpt
       log gpt-runx $R experiments/gpt-text-gpu.yaml --db "$DB" --force --set data.path="$FORTUNES" \
         --set repeats="${GPT_REPEATS:-2}" --export-markdown "$OUT/gpt-runx.md"
       log gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" \
