@@ -81,11 +81,5 @@ TEST(TrialRecord, FinishKeepsTheFirstLineAsTheErrorAndTheNotes) {
   EXPECT_EQ(aborted.error_detail, "why\nmore");
 }
 
-TEST(TrialRecord, FirstLine) {
-  EXPECT_EQ(FirstLine("a\nb\nc"), "a");
-  EXPECT_EQ(FirstLine("a"), "a");
-  EXPECT_EQ(FirstLine(""), "");
-}
-
 }  // namespace
 }  // namespace runx::engine

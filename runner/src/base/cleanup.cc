@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "runx/remove_tree.h"
+#include "base/remove_tree.h"
 
 namespace runx::base {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,6 +99,56 @@ std::string WriteFileAtomically(const std::string& path, std::string_view conten
 
 void WriteFileAtomicallyOrThrow(const std::string& path, std::string_view content) {
   if (std::string error = WriteFileAtomically(path, content); !error.empty()) throw std::runtime_error(error);
+}
+
+std::optional<std::string> ReadFile(const std::string& path, std::string* error, size_t max_bytes) {
+  const auto fail = [&](int err) -> std::optional<std::string> {
+    if (error) *error = std::strerror(err);
+    return std::nullopt;
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block open()
+  if (fd < 0) return fail(errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    ::close(fd);
+    return fail(err);
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char buffer[65536];
+  while (text.size() <= max_bytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(err);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  const auto text = ReadFile(path);
+  if (!text) return "";
+  std::string line = text->substr(0, text->find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  return line;
+}
+
+FileLock::FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  if (fd_ >= 0) {
+    while (::flock(fd_, LOCK_EX) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace runx::base

@@ -1,10 +1,12 @@
 #pragma once
 
-// Files written whole or not at all, and inputs that must be files.
+// Files read whole, written whole or not at all, locked; inputs that must be files.
 //
 // POSIX calls, not std::filesystem: the engine links pip's LibTorch, which exports its own copies
-// of libstdc++'s filesystem symbols (see runx/remove_tree.h).
+// of libstdc++'s filesystem symbols (see base/remove_tree.h).
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +27,32 @@ std::string NotRegularFileKind(const std::string& path);
 
 /// The same, throwing std::runtime_error with that text.
 void WriteFileAtomicallyOrThrow(const std::string& path, std::string_view content);
+
+/// The bytes of `path`, read to its end (so a /proc file, whose size says 0, is read whole);
+/// nullopt when it cannot be opened or read, `error` (when given) then saying why in strerror's
+/// words ("No such file or directory", "Is a directory"). The open does not wait for a writer of
+/// a FIFO (with none, the read ends at once). Reading stops once more than `max_bytes` are read:
+/// a caller with a limit sees that the file is bigger without reading all of it (or a device
+/// without end).
+std::optional<std::string> ReadFile(const std::string& path, std::string* error = nullptr,
+                                    size_t max_bytes = std::string::npos);
+
+/// The first line of a small file (/proc, /sys) without its line end and trailing blanks; "" when
+/// it cannot be read.
+std::string ReadFirstLine(const std::string& path);
+
+/// Holds an exclusive lock on `path` (created) while alive, waiting for it: two processes that
+/// make one file take turns, and the second finds it made. Unlike HeldLock (base/cleanup.h) it
+/// waits, and leaves the file; a file that cannot be opened is no lock at all (nothing waits).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 }  // namespace runx::base

@@ -1,13 +1,8 @@
 // runx compile FILE.yaml: makes the compiled training steps that the experiment's compiled_step
 // trials with `package: auto` need, in the folder beside the results store, by running
 // bench/compile_step.py for each one that is missing (or, with --dry-run, says which and how).
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -15,16 +10,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/files.h"
+#include "base/process.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "engine/doctor.h"
 #include "plugins/dirs.h"
 #include "runx/torch_release.h"
-#include "slurm/process.h"
 #include "spec/compiled_package.h"
 #include "version.h"
-
-extern char** environ;
 
 namespace runx::cli {
 namespace {
@@ -36,49 +31,13 @@ struct Needed {
   std::vector<std::string> trials;  ///< labels of the trials that run it
 };
 
-
-/// Runs `argv` with this process's stdout and stderr (the compile prints its progress for
-/// minutes); its exit status, 128 + signal, or -1 when it could not start (`error` says why).
-int Spawn(const std::vector<std::string>& argv, std::string* error) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0) {
-    *error = std::strerror(rc);
-    return -1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/// Holds an exclusive lock on `path` (created) while alive: two runx compile of one package take
-/// turns, and the second finds the package made.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) {
-      while (flock(fd_, LOCK_EX) < 0 && errno == EINTR) {}
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
-
 /// Makes `p` with compile_step.py under `python`: into a partial file beside it, then renamed into
 /// place, the package before its sidecar (a trial looks for both), so that no runner ever sees half
 /// a package. True when it is there afterwards.
 bool Make(const spec::CompiledPackage& p, const std::string& python) {
   std::error_code ec;
   fs::create_directories(fs::path(p.path).parent_path(), ec);
-  FileLock lock(p.path + ".lock");
+  base::FileLock lock(p.path + ".lock");  // two runx compile of one package take turns
   if (spec::PackagePresent(p.path)) {
     fmt::print("compile: {} was made meanwhile by another runx compile\n", p.path);
     return true;
@@ -92,8 +51,14 @@ bool Make(const spec::CompiledPackage& p, const std::string& python) {
   argv.insert(argv.end(), {"--measure", "0", "-o", partial});
   fmt::print("compile: {}\n", fmt::join(argv, " "));
   std::fflush(stdout);
+  // This process's stdout and stderr: the compile prints its progress for minutes.
   std::string error;
-  const int status = Spawn(argv, &error);
+  int status = -1;
+  try {
+    status = base::WaitForExit(base::Spawn(argv));
+  } catch (const base::SpawnError& e) {
+    error = std::strerror(e.error());
+  }
   const auto discard = [&] {
     fs::remove(partial, ec);
     fs::remove(partial + ".json", ec);
@@ -174,16 +139,16 @@ int Compile(const CompileArgs& args) {
                         release);
 
   // The package must be compiled by the torch release that will load it.
-  const auto probe = slurm::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
+  const auto probe = base::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
   if (!probe.started || probe.status != 0) {
     fmt::print(stderr,
                "runx: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "
                "of runx's LibTorch (--python names another interpreter){}\n",
-               args.python, probe.started ? slurm::FirstLine(probe.err) : probe.error, release,
+               args.python, probe.started ? base::FirstLine(probe.err) : probe.error, release,
                cannot_load.empty() ? "" : "; and " + cannot_load);
     return 1;
   }
-  const std::string python_torch = slurm::FirstLine(probe.out);
+  const std::string python_torch = base::FirstLine(probe.out);
   if (TorchRelease(python_torch) != release) {
     fmt::print(stderr,
                "runx: error: '{}' has torch {}, runx's LibTorch is {}: a package compiled by one release does not "

@@ -4,19 +4,20 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
+#include "base/process.h"
+#include "base/remove_tree.h"
+#include "base/text.h"
+#include "base/time.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/submit.h"
 #include "plugins/dirs.h"
-#include "runx/remove_tree.h"
 #include "slurm/layout.h"
-#include "slurm/process.h"
 #include "slurm/queue.h"
 #include "slurm/script.h"
 #include "spec/compiled_package.h"
@@ -28,15 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPrefix = "runx submit: ";
-
-std::string UtcNow(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 bool WriteFile(const std::string& path, const std::string& text, bool executable = false) {
   {
@@ -60,7 +52,7 @@ std::string Command(const std::vector<std::string>& argv) {
 
 // Runs one sbatch command line; the job id, or nullopt after saying why.
 std::optional<std::string> Sbatch(const std::vector<std::string>& argv, const std::string& what) {
-  const auto r = slurm::RunProcess(argv);
+  const auto r = base::RunProcess(argv);
   if (!r.started) {
     SubmitError(fmt::format("cannot run 'sbatch': {}", r.error),
                 "run runx submit where SLURM's commands are (a login node of the cluster; Debian: apt-get install "
@@ -69,7 +61,7 @@ std::optional<std::string> Sbatch(const std::vector<std::string>& argv, const st
   }
   const auto id = r.status == 0 ? slurm::ParseJobId(r.out) : std::nullopt;
   if (!id) {
-    const std::string said = slurm::FirstLine(r.err + "\n" + r.out);
+    const std::string said = base::FirstLine(r.err + "\n" + r.out);
     SubmitError(
         fmt::format("sbatch refused {} (exit status {}): {}", what, r.status, said.empty() ? "no message" : said),
         "see the scripts with --dry-run; sinfo lists the partitions, and SLURM_CONF points at the cluster");
@@ -140,7 +132,7 @@ std::optional<slurm::JobSpec> MakeSpec(const SubmitArgs& args, const LoadedPlan&
   const fs::path store =
       fs::absolute(args.db.value_or(exp.config.value("results", "results/runx.db")), ec).lexically_normal();
   const fs::path dir = slurm::NewSubmissionDir((store.parent_path() / "slurm").string(), exp.config.value("name", ""),
-                                               UtcNow("%Y%m%dT%H%M%SZ"));
+                                               base::UtcNow("%Y%m%dT%H%M%SZ"));
   if (const auto c = slurm::UnsafeForSbatch(dir.string())) {
     SubmitError(fmt::format("the submission's folder '{}' has a character sbatch cannot take in a log path ('{}')",
                             dir.string(), std::string(1, *c)),
@@ -236,10 +228,10 @@ int Submit(const SubmitArgs& args) {
       !WriteFile(layout.MergeScript(), slurm::MergeScript(*spec), true))
     return 1;
   const std::string seeded = spec->reuse && !spec->force ? Seed(*spec) : "";
-  manifest.submitted_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
+  manifest.submitted_at = base::UtcNow();
   const auto array_job = Sbatch(slurm::ArraySubmitCommand(*spec), "the job array");
   if (!array_job) {
-    RemoveTree(layout.dir);  // nothing was submitted
+    base::RemoveTree(layout.dir);  // nothing was submitted
     return 1;
   }
   manifest.array_job = *array_job;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "base/files.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "plugins/dirs.h"
@@ -23,17 +23,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPrefix = "runx submit: ";
 
-std::optional<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The exit status a job wrote into the submission's folder when it ended.
 std::optional<int> ReadExit(const std::string& path) {
-  const auto text = ReadText(path);
+  const auto text = base::ReadFile(path);
   if (!text) return std::nullopt;
   try {
     return std::stoi(*text);
@@ -43,15 +35,7 @@ std::optional<int> ReadExit(const std::string& path) {
 }
 
 // The last line of a log that is not blank; "" when none.
-std::string LastLine(const std::string& path) {
-  const auto text = ReadText(path);
-  if (!text) return "";
-  std::istringstream in(*text);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
+std::string LastLogLine(const std::string& path) { return base::LastLine(base::ReadFile(path).value_or("")); }
 
 std::string StateOf(const slurm::QueueReport& q, const std::string& job) {
   const auto it = q.jobs.find(job);
@@ -108,7 +92,7 @@ ShardRow ReadShard(const slurm::Layout& layout, const slurm::Manifest& m, const 
   }
   const bool ended_badly = (row.exit && *row.exit != 0) || (!row.exit && slurm::IsFinal(row.state));
   if (ended_badly) {
-    const std::string last = LastLine(layout.ShardLog(shard, "err"));
+    const std::string last = LastLogLine(layout.ShardLog(shard, "err"));
     row.results += fmt::format("; {}: {}", fs::path(layout.ShardLog(shard, "err")).filename().string(),
                                last.empty() ? "(empty)" : last);
   }
@@ -123,7 +107,7 @@ void SubmitError(const std::string& what, const std::string& hint) {
 }
 
 std::optional<slurm::Manifest> ReadSubmission(const slurm::Layout& layout) {
-  const auto text = ReadText(layout.Manifest());
+  const auto text = base::ReadFile(layout.Manifest());
   if (!text) {
     SubmitError(fmt::format("'{}' is not a submission's folder (it has no submission.json)", layout.dir));
     return std::nullopt;
@@ -197,7 +181,7 @@ bool PrintSubmissionStatus(const slurm::Layout& layout, const slurm::Manifest& m
   std::string merge_text;
   if (merge_exit) {
     const std::string log = layout.MergeLog(*merge_exit == 0 ? "out" : "err");
-    merge_text = LastLine(log);
+    merge_text = LastLogLine(log);
     if (merge_text.empty()) merge_text = "see " + log;
   } else if (m.merge_job.empty() || slurm::IsFinal(merge_state)) {
     merge_text = "did not merge";

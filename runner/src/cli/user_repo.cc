@@ -2,7 +2,8 @@
 
 #include <filesystem>
 
-#include "slurm/process.h"
+#include "base/process.h"
+#include "base/text.h"
 
 namespace runx::cli {
 
@@ -11,14 +12,13 @@ UserCommit CommitOf(const std::string& file) {
   std::error_code ec;
   fs::path dir = fs::absolute(file, ec).parent_path();
   if (ec || !fs::is_directory(dir, ec)) return {};
-  const auto head = slurm::RunProcess({"git", "-C", dir.string(), "rev-parse", "--verify", "-q", "HEAD"});
-  const std::string sha = slurm::FirstLine(head.out);
+  const auto head = base::RunProcess({"git", "-C", dir.string(), "rev-parse", "--verify", "-q", "HEAD"});
+  const std::string sha = base::FirstLine(head.out);
   if (!head.started || head.status != 0 || sha.size() < 40) return {};
   UserCommit c;
   c.sha = sha;
-  const auto status =
-      slurm::RunProcess({"git", "-C", dir.string(), "status", "--porcelain", "--untracked-files=no"});
-  if (status.started && status.status == 0) c.dirty = !slurm::FirstLine(status.out).empty();
+  const auto status = base::RunProcess({"git", "-C", dir.string(), "status", "--porcelain", "--untracked-files=no"});
+  if (status.started && status.status == 0) c.dirty = !base::FirstLine(status.out).empty();
   return c;
 }
 

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,11 +60,9 @@ void CheckPackManifest(const std::vector<std::string>& files) {
   for (const auto& f : files) {
     const Split at = SplitPath(f);
     const std::string manifest = at.folder + "/" + kPackManifest;
-    std::ifstream in(manifest);
-    if (!in) continue;
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    const auto text = base::ReadFile(manifest);
+    if (!text) continue;
+    const auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (doc.is_discarded() || !doc.contains("files") || !doc["files"].is_object()) continue;
     const auto listed = doc["files"].find(at.name);
     if (listed == doc["files"].end()) continue;

@@ -8,12 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
 #include "data/data.h"
 #include "data/npy.h"
 #include "spec/identity.h"
@@ -121,11 +121,10 @@ void ForEachChar(const std::vector<spec::TextFile>& files, Emit&& emit) {
 
 /// Reads a whole text file written by this code; throws DataError.
 std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string error;
+  auto text = base::ReadFile(path, &error);
+  if (!text) throw DataError(fmt::format("cannot read '{}': {}", path, error));
+  return std::move(*text);
 }
 
 /// Writes `text` to `path` through a temporary file renamed over it.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,15 +27,15 @@
 
 #include "base/cleanup.h"
 #include "base/files.h"
+#include "base/process.h"
+#include "base/remove_tree.h"
+#include "base/text.h"
 #include "engine/data_parallel.h"
 #include "engine/environment.h"
 #include "engine/failure.h"
 #include "engine/record_json.h"
 #include "engine/trial.h"
 #include "plugins/loader.h"
-#include "runx/remove_tree.h"
-
-extern char** environ;
 
 namespace runx::engine {
 namespace fs = std::filesystem;
@@ -44,22 +43,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// The last non-empty line of a child's stderr, without LibTorch's backtrace noise.
-std::string LastLine(const std::string& text) {
-  std::string last, line;
-  std::stringstream ss(text);
-  while (std::getline(ss, line))
-    if (!line.empty() && line.find("frame #") == std::string::npos) last = line;
-  return last;
-}
 
 /// The end of a child's stderr, at most kStderrTailBytes, under a heading; "" when it is empty.
 constexpr size_t kStderrTailBytes = 16 * 1024;
@@ -108,7 +91,7 @@ int RemoveStaleTrialDirs() {
       struct stat st {};
       if (::stat(it->path().c_str(), &st) != 0 || std::time(nullptr) - st.st_mtime < 60) continue;
     }
-    RemoveTree(it->path());
+    base::RemoveTree(it->path());
     ++removed;
   }
   return removed;
@@ -142,55 +125,23 @@ struct TrialProcess {
   std::string stderr_path;
 };
 
-/// Starts `argv` with stdout on `stdout_fd` (or /dev/null when < 0), stderr into `stderr_path`, in
-/// process group `pgid` (0: a new group it leads), with default signals and `options.env` set over
-/// the parent's environment.
+/// Starts `args` (running `exe`) with stdout on `stdout_fd` (or /dev/null when < 0), stderr into
+/// `stderr_path`, in process group `pgid` (0: a new group it leads), with default signals and
+/// `options.env` set over the parent's environment.
 pid_t SpawnTrialProcess(const ChildOptions& options, const std::string& exe, const std::vector<std::string>& args,
                         int stdout_fd, const std::string& stderr_path, pid_t pgid) {
-  // posix_spawn (vfork semantics), not fork: the parent may hold a CUDA context, and a fork's
-  // copy-on-write duplicate of its pinned and device-mapped memory breaks that context (seen on
-  // the H200: the parent died at the trial's end). The child gets a pipe as stdout, a file as
-  // stderr, nothing else, its own process group and default signals.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (stdout_fd >= 0)
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-  else
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // none of the parent's descriptors
-#endif
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, pgid);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGHUP);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // The parent's environment with options.env set over it.
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv(*e);
-    if (!options.env.count(kv.substr(0, kv.find('=')))) env_text.push_back(kv);
-  }
-  for (const auto& [key, value] : options.env) env_text.push_back(key + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& kv : env_text) envp.push_back(kv.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  // posix_spawnp: a launcher (srun) is found on PATH; runx itself is an absolute path.
-  const int rc = posix_spawnp(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error(fmt::format("cannot start '{}': {}", exe, std::strerror(rc)));
-  return pid;
+  // posix_spawn, not fork (base/process.h says why: the parent may hold a CUDA context). The
+  // child gets a pipe as stdout, a file as stderr, nothing else, its own process group and
+  // default signals.
+  base::SpawnOptions spawn;
+  spawn.program = exe;
+  spawn.out = stdout_fd >= 0 ? base::SpawnStream::Fd(stdout_fd) : base::SpawnStream::Null();
+  spawn.err = base::SpawnStream::File(stderr_path);
+  spawn.process_group = pgid;
+  spawn.default_signals = true;
+  spawn.close_other_fds = true;
+  spawn.env = options.env;
+  return base::Spawn(args, spawn);
 }
 
 /// Reaps whichever of `procs` have ended; returns the index of the first one that ended badly
@@ -242,7 +193,7 @@ void DescribeEnd(int status, const std::string& who, const std::string& progress
     r.status = IsOutOfMemory(stderr_text) ? TrialStatus::kOom : TrialStatus::kCrashed;
     r.error = fmt::format("{}exited with status {}{}", who, code, progress);
   }
-  const std::string last = LastLine(stderr_text);
+  const std::string last = base::LastLine(stderr_text, "frame #");  // without LibTorch's backtrace
   if (!last.empty()) r.error += ": " + last;
 }
 
@@ -259,7 +210,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   try {
     in_use.emplace((dir / kTrialDirLock).string());
   } catch (const std::runtime_error& e) {
-    RemoveTree(dir.string());
+    base::RemoveTree(dir.string());
     throw std::runtime_error(fmt::format("cannot lock the trial's folder in TMPDIR ({})", e.what()));
   }
   const std::string cfg = (dir / "config.json").string(), out = (dir / "record.json").string(),
@@ -271,7 +222,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     if (error.empty())
       error = base::WriteFileAtomically(cfg, config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (!error.empty()) {
-      RemoveTree(dir.string());
+      base::RemoveTree(dir.string());
       throw std::runtime_error(fmt::format("cannot write the trial's files in TMPDIR ({})", error));
     }
   }
@@ -368,10 +319,10 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   close(fds[0]);
 
   if (interrupted) {
-    RemoveTree(dir);
+    base::RemoveTree(dir);
     return ChildOutcome::kInterrupted;
   }
-  const std::string stderr_text = ReadFile(procs[0].stderr_path);
+  const std::string stderr_text = base::ReadFile(procs[0].stderr_path).value_or("");
   {
     int64_t counts[2] = {0, 0};
     std::ifstream(prog, std::ios::binary).read(reinterpret_cast<char*>(counts), sizeof counts);
@@ -385,13 +336,13 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   const std::string rank_out = fmt::format("{}.rank{}", out, failed_rank);
   const bool rank_record = !timed_out && failed_rank > 0 && fs::exists(rank_out);
   if (!timed_out && (failed_rank < 0 || rank_record) && fs::exists(rank_record ? rank_out : out)) {
-    *record = RecordFromJson(nlohmann::json::parse(ReadFile(rank_record ? rank_out : out)));
+    *record = RecordFromJson(nlohmann::json::parse(base::ReadFile(rank_record ? rank_out : out).value_or("")));
     std::string detail_tail = tail;
     if (rank_record) {
       const std::string who = fmt::format("rank {} of {}: ", failed_rank, ranks);
       record->error = who + record->error;
       if (!record->error_detail.empty()) record->error_detail = who + record->error_detail;
-      detail_tail = StderrTail(ReadFile(procs[failed_rank].stderr_path));
+      detail_tail = StderrTail(base::ReadFile(procs[failed_rank].stderr_path).value_or(""));
     }
     if (record->status != TrialStatus::kOk && !detail_tail.empty()) {
       record->error_detail =
@@ -406,7 +357,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       r.status = TrialStatus::kTimeout;
       r.error = fmt::format("timed out after {:g} s{} (trial_timeout_s)", options.timeout_s, progress);
     } else if (failed_rank > 0) {
-      const std::string rank_err = ReadFile(procs[failed_rank].stderr_path);
+      const std::string rank_err = base::ReadFile(procs[failed_rank].stderr_path).value_or("");
       DescribeEnd(procs[failed_rank].status, fmt::format("rank {} of {} ", failed_rank, ranks),
                   fmt::format(" (rank 0 was{})", progress), rank_err, r);
       const std::string rank_tail = StderrTail(rank_err);
@@ -423,7 +374,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     *record = std::move(r);
   }
   record->finished_at = UtcNow();
-  RemoveTree(dir);
+  base::RemoveTree(dir);
   return ChildOutcome::kRecorded;
 }
 
@@ -443,7 +394,7 @@ int TrialChildMain(const TrialChildArgs& args) {
   const bool leader = !options.rank || options.rank->rank == 0;  // reports progress, writes the record
   const std::string out_path =
       leader ? args.out_path : fmt::format("{}.rank{}", args.out_path, options.rank->rank);
-  const auto config = nlohmann::json::parse(ReadFile(args.config_path));
+  const auto config = nlohmann::json::parse(base::ReadFile(args.config_path).value_or(""));
   const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
   volatile int64_t* shared = nullptr;
   if (!progress_path.empty() && leader) {

@@ -5,6 +5,8 @@
 
 #include <c10/core/Device.h>
 
+#include "base/time.h"
+
 namespace runx::engine {
 
 /// Host-level facts (runx version and git sha, LibTorch, CUDA and cuDNN versions, OS, CPU, threads,
@@ -22,7 +24,7 @@ bool IsReferenceBlas(const std::string& blas);
 /// HostEnvironment plus the device a trial ran on (device, device_name).
 std::map<std::string, std::string> TrialEnvironment(const c10::Device& device);
 
-/// UTC now as ISO-8601 ("2026-12-02T13:08:01Z").
-std::string UtcNow();
+/// UTC now as ISO-8601 ("2026-12-02T13:08:01Z"): base/time.h.
+using base::UtcNow;
 
 }  // namespace runx::engine

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/cleanup.h"
+#include "base/files.h"
 #include "engine/child.h"
 #include "engine/device.h"
 #include "engine/environment.h"
@@ -22,16 +22,6 @@
 #include "spec/spec.h"
 
 namespace runx::engine {
-namespace {
-
-std::string ReadFirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-}  // namespace
 
 std::string BuildIdentity(const plugins::Registry& registry) {
   static const std::string kIdentity = [&] {
@@ -86,8 +76,8 @@ std::string EnvironmentIdentity(const std::string& build, const std::string& pla
 
 std::string ProcessToken(int64_t pid) {
 #ifdef __linux__
-  const std::string boot = ReadFirstLine("/proc/sys/kernel/random/boot_id");
-  const std::string stat = ReadFirstLine(fmt::format("/proc/{}/stat", pid));
+  const std::string boot = base::ReadFirstLine("/proc/sys/kernel/random/boot_id");
+  const std::string stat = base::ReadFirstLine(fmt::format("/proc/{}/stat", pid));
   // Field 22 is the start time; the command name (field 2) may hold spaces, so count from ')'.
   const auto close = stat.rfind(')');
   if (boot.empty() || close == std::string::npos) return "";
@@ -108,7 +98,7 @@ bool ProcessAlive(const std::string& host, int64_t pid, const std::string& token
   if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
 #ifdef __linux__
   // A killed process that its parent has not reaped yet still has a pid: it is gone all the same.
-  const std::string stat = ReadFirstLine(fmt::format("/proc/{}/stat", pid));
+  const std::string stat = base::ReadFirstLine(fmt::format("/proc/{}/stat", pid));
   const auto close = stat.rfind(')');
   if (close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X'))
     return false;

@@ -1,5 +1,6 @@
 #include "engine/machine_state.h"
 
+#include "base/files.h"
 #include "engine/nvml.h"
 
 #include <fmt/format.h>
@@ -8,21 +9,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <vector>
 
 namespace runx::engine {
 namespace {
-
-// The first line of a small file, trimmed; "" when it cannot be read.
-std::string FirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return "";
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  return line;
-}
 
 // "cpu0".."cpuN" with a cpufreq governor, in CPU order.
 std::vector<std::pair<int, std::string>> Governors(const std::string& root) {
@@ -36,7 +27,7 @@ std::vector<std::pair<int, std::string>> Governors(const std::string& root) {
         !std::all_of(name.begin() + 3, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
       continue;
     }
-    const std::string governor = FirstLine((it->path() / "cpufreq" / "scaling_governor").string());
+    const std::string governor = base::ReadFirstLine((it->path() / "cpufreq" / "scaling_governor").string());
     if (!governor.empty()) out.emplace_back(std::stoi(name.substr(3)), governor);
   }
   std::sort(out.begin(), out.end());
@@ -72,7 +63,7 @@ std::string DescribeGovernors(const std::vector<std::pair<int, std::string>>& go
 // "0.52 0.48 0.40": the three load averages of /proc/loadavg ("0.52 0.48 0.40 1/123 4567"); "" when
 // unreadable.
 std::string LoadAverage(const std::string& root) {
-  const std::string loadavg = FirstLine(root + "/proc/loadavg");
+  const std::string loadavg = base::ReadFirstLine(root + "/proc/loadavg");
   std::vector<std::string> fields;
   size_t pos = 0;
   while (fields.size() < 3 && pos < loadavg.size()) {
@@ -92,7 +83,7 @@ std::optional<double> MeanCpuMhz(const std::string& root) {
   std::error_code ec;
   for (fs::directory_iterator it(fs::path(root + "/sys/devices/system/cpu"), ec), end; !ec && it != end;
        it.increment(ec)) {
-    const std::string khz = FirstLine((it->path() / "cpufreq" / "scaling_cur_freq").string());
+    const std::string khz = base::ReadFirstLine((it->path() / "cpufreq" / "scaling_cur_freq").string());
     if (khz.empty() || khz.find_first_not_of("0123456789") != std::string::npos) continue;
     sum += std::stod(khz) / 1000;
     ++n;
@@ -117,8 +108,8 @@ std::map<std::string, std::string> CpuNoiseState(const std::string& root) {
   std::map<std::string, std::string> env;
   const auto governors = Governors(root);
   if (!governors.empty()) env["noise.cpu_governor"] = DescribeGovernors(governors);
-  const std::string boost = FirstLine(root + "/sys/devices/system/cpu/cpufreq/boost");
-  const std::string no_turbo = FirstLine(root + "/sys/devices/system/cpu/intel_pstate/no_turbo");
+  const std::string boost = base::ReadFirstLine(root + "/sys/devices/system/cpu/cpufreq/boost");
+  const std::string no_turbo = base::ReadFirstLine(root + "/sys/devices/system/cpu/intel_pstate/no_turbo");
   if (!boost.empty()) {
     env["noise.cpu_boost"] = boost == "1" ? "on" : "off";
   } else if (!no_turbo.empty()) {

@@ -10,10 +10,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -330,10 +328,7 @@ size_t RecordPending(store::Store& store, SweepObserver& observer) {
   size_t n = 0;
   for (fs::directory_iterator it(PendingDir(store.path()), ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().extension() != ".json") continue;
-    std::ifstream in(it->path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+    const auto j = nlohmann::json::parse(base::ReadFile(it->path().string()).value_or(""), nullptr, false);
     if (j.is_discarded()) {
       observer.Warning(fmt::format("'{}' is not a trial record; left as it is", it->path().string()));
       continue;

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "base/statistics.h"
 #include "engine/cpu_load.h"
 #include "engine/data_parallel.h"
 #include "engine/device.h"
-#include "report/stats.h"
 
 namespace runx::engine {
 namespace {
@@ -29,10 +29,10 @@ void RecordTimings(const StepPlan& plan, const LoopResult& loop, TrialContext& c
   }
   ctx.metric("samples_per_s", samples_per_s, "samples/s");
   if (plan.tokens > 0) ctx.metric("tokens_per_s", samples_per_s * static_cast<double>(plan.tokens), "tokens/s");
-  ctx.metric("step_ms_median", report::Percentile(measured_ms, 0.5), "ms");
-  ctx.metric("step_ms_p10", report::Percentile(measured_ms, 0.1), "ms");
-  ctx.metric("step_ms_p90", report::Percentile(measured_ms, 0.9), "ms");
-  ctx.metric("step_ms_p99", report::Percentile(measured_ms, 0.99), "ms");
+  ctx.metric("step_ms_median", base::Percentile(measured_ms, 0.5), "ms");
+  ctx.metric("step_ms_p10", base::Percentile(measured_ms, 0.1), "ms");
+  ctx.metric("step_ms_p90", base::Percentile(measured_ms, 0.9), "ms");
+  ctx.metric("step_ms_p99", base::Percentile(measured_ms, 0.99), "ms");
   ctx.metric("step_ms_mean", measured_total / static_cast<double>(n), "ms");
   ctx.metric("measured_s", measured_total / 1000.0, "s");
 }

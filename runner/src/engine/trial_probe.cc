@@ -1,11 +1,11 @@
 // RunnerContext::probe_batch: auto_batch's trial runs of a batch size, undone afterwards.
 #include <chrono>
 
+#include "base/statistics.h"
+#include "base/text.h"
 #include "engine/device.h"
 #include "engine/failure.h"
 #include "engine/trial_context.h"
-#include "engine/trial_record.h"
-#include "report/stats.h"
 
 namespace runx::engine {
 namespace {
@@ -22,7 +22,7 @@ double TimeProbeSteps(Step& step, Batch& batch, int steps, c10::Device device) {
     Synchronize(device);
     if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  return ms.empty() ? 0.0 : report::Percentile(ms, 0.5);
+  return ms.empty() ? 0.0 : base::Percentile(ms, 0.5);
 }
 
 /// `n` random samples of what `spec` declares: standard normal floats, or token ids below the
@@ -68,7 +68,7 @@ ProbeResult RunnerContext::probe_batch(int64_t n, int steps) {
     r.error = std::string(kHostOutOfMemory);
   } catch (const std::exception& e) {
     if (!IsOutOfMemory(e.what())) throw;
-    r.error = FirstLine(e.what());
+    r.error = base::FirstLine(e.what());
   }
   // Undo the probe: weights, buffers, gradients and optimizer state as they were.
   {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "engine/environment.h"
 #include "engine/failure.h"
 #include "models/models.h"
@@ -50,18 +51,13 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
 void FinishRecord(store::TrialRecord& rec, const std::vector<std::string>& notes) {
   // The store keeps the first line as the error and the whole text beside it (a TorchScript
   // failure's first line says only that the interpreter failed; the reason comes after).
-  if (!rec.error_detail.empty() && rec.error.empty()) rec.error = FirstLine(rec.error_detail);
+  if (!rec.error_detail.empty() && rec.error.empty()) rec.error = base::FirstLine(rec.error_detail);
   if (rec.error.find('\n') != std::string::npos) {
     rec.error_detail = rec.error;
-    rec.error = FirstLine(rec.error);
+    rec.error = base::FirstLine(rec.error);
   }
   for (size_t i = 0; i < notes.size(); ++i) rec.environment[fmt::format("note.{:02}", i)] = notes[i];
   rec.finished_at = UtcNow();
-}
-
-std::string FirstLine(const std::string& s) {
-  auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
 }  // namespace runx::engine

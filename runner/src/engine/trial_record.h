@@ -24,7 +24,4 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
 /// the notes become environment entries note.00, note.01, ...; finished_at is now.
 void FinishRecord(store::TrialRecord& rec, const std::vector<std::string>& notes);
 
-/// The first line of `s` (LibTorch appends multi-line backtraces to its messages).
-std::string FirstLine(const std::string& s);
-
 }  // namespace runx::engine

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "base/statistics.h"
+
 namespace runx::report {
 
 /// One measured step: its wall time and the samples it processed (a count, held as a double
@@ -18,11 +20,9 @@ struct StepSample {
 /// The measured steps of one trial (one repeat of a variant: one process).
 using Repeat = std::vector<StepSample>;
 
-/// The q-quantile (0 <= q <= 1) of `values` with linear interpolation between the closest ranks
-/// (numpy's default): position q * (n - 1) in the sorted values. Throws std::invalid_argument
-/// when `values` is empty or q is outside [0, 1].
-double Percentile(std::vector<double> values, double q);
-double Median(std::vector<double> values);
+/// The q-quantile of `values`, numpy's way, and the median (base/statistics.h).
+using base::Median;
+using base::Percentile;
 
 /// Pooled throughput of all steps of all repeats: sum(samples) / sum(wall_ms) * 1000, samples
 /// per second. Pooling (rather than averaging per-step rates) weighs each step by its time, and

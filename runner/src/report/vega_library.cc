@@ -1,5 +1,6 @@
 #include "report/vega_library.h"
 
+#include "base/files.h"
 #include "base/install_dirs.h"
 
 #include <fmt/format.h>
@@ -9,7 +10,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace runx::report {
@@ -43,12 +43,10 @@ constexpr const char* kAssemble = R"js(var vega = (function () {
 })();
 )js";
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ChartLibraryError(fmt::format("cannot read '{}' (Debian package libjs-vega)", path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string ReadLibraryFile(const fs::path& path) {
+  auto text = base::ReadFile(path.string());
+  if (!text) throw ChartLibraryError(fmt::format("cannot read '{}' (Debian package libjs-vega)", path.string()));
+  return std::move(*text);
 }
 
 // The file's text without source map comments (the page has no .map beside it).
@@ -135,7 +133,7 @@ std::string LoadVegaScript(const std::vector<std::string>& dirs) {
     std::string script = kLoader;
     for (size_t i = 0; i < modules.size(); ++i) {
       script += fmt::format("runxDefine('{}', function (module, exports, require) {{\n", modules[i].name);
-      script += WithoutSourceMap(ReadFile(paths[i]));
+      script += WithoutSourceMap(ReadLibraryFile(paths[i]));
       script += "});\n";
     }
     return EscapeForScript(script + kAssemble);

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "base/files.h"
 
 namespace runx::slurm {
 namespace fs = std::filesystem;
@@ -90,12 +90,10 @@ std::optional<std::string> LatestSubmissionDir(const std::string& parent) {
   std::optional<std::pair<std::string, std::string>> best;  // (submitted_at, dir)
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const Layout layout{it->path().string()};
-    std::ifstream in(layout.Manifest());
-    if (!in) continue;
-    std::stringstream text;
-    text << in.rdbuf();
+    const auto text = base::ReadFile(layout.Manifest());
+    if (!text) continue;
     try {
-      const auto m = ManifestFromJson(text.str());
+      const auto m = ManifestFromJson(*text);
       std::pair<std::string, std::string> key{m.submitted_at, layout.dir};
       if (!best || key > *best) best = key;
     } catch (const std::runtime_error&) {

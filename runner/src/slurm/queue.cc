@@ -3,7 +3,8 @@
 #include <cctype>
 #include <sstream>
 
-#include "slurm/process.h"
+#include "base/process.h"
+#include "base/text.h"
 
 namespace runx::slurm {
 namespace {
@@ -81,7 +82,7 @@ bool IsFinal(const std::string& state) {
 }
 
 std::optional<std::string> ParseJobId(const std::string& sbatch_out) {
-  const std::string line = FirstLine(sbatch_out);
+  const std::string line = base::FirstLine(sbatch_out);
   const std::string id = line.substr(0, line.find(';'));
   if (!AllDigits(id)) return std::nullopt;
   return id;
@@ -91,7 +92,7 @@ QueueReport QueryJobs(const std::vector<std::string>& job_ids) {
   QueueReport report;
   std::string ids;
   for (const auto& id : job_ids) ids += (ids.empty() ? "" : ",") + id;
-  const auto sacct = RunProcess(
+  const auto sacct = base::RunProcess(
       {"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + ids, "--format=JobID,State,ExitCode"});
   if (sacct.started && sacct.status == 0) {
     report.jobs = ParseSacct(sacct.out);
@@ -101,7 +102,7 @@ QueueReport QueryJobs(const std::vector<std::string>& job_ids) {
   // No accounting (sacct: "Slurm accounting storage is disabled"), or it does not know the jobs
   // yet: squeue knows them while they are queued and for MinJobAge after they end.
   const auto squeue =
-      RunProcess({"squeue", "--noheader", "--array", "--states=all", "--jobs=" + ids, "--format=%i|%T|%r"});
+      base::RunProcess({"squeue", "--noheader", "--array", "--states=all", "--jobs=" + ids, "--format=%i|%T|%r"});
   if (squeue.started && squeue.status == 0) {
     report.jobs = ParseSqueue(squeue.out);
     report.source = "squeue";
@@ -111,8 +112,8 @@ QueueReport QueryJobs(const std::vector<std::string>& job_ids) {
     report.source = "squeue";  // it answered: none of the jobs is known (any more)
     return report;
   }
-  const auto why = [](const ProcessResult& r, const char* name) {
-    return std::string(name) + ": " + (r.started ? FirstLine(r.err + "\n" + r.out) : r.error);
+  const auto why = [](const base::ProcessResult& r, const char* name) {
+    return std::string(name) + ": " + (r.started ? base::FirstLine(r.err + "\n" + r.out) : r.error);
   };
   report.problem = why(squeue, "squeue") + "; " + why(sacct, "sacct");
   // Neither command is installed here: the package that has them.

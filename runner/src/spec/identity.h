@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
+
 namespace runx::spec {
 
 /// The keys of `config` (a resolved trial config) that the trial uses: without the experiment's
@@ -36,7 +38,7 @@ struct ConfigIdentity {
 };
 ConfigIdentity IdentifyConfig(const nlohmann::json& config);
 
-/// sha256 of a file's content, lower-case hex; throws std::runtime_error when it cannot be read.
-std::string Sha256OfFile(const std::string& path);
+/// sha256 of a file's content, lower-case hex (base/sha256.h).
+using base::Sha256OfFile;
 
 }  // namespace runx::spec

@@ -1,19 +1,13 @@
 // Load / Validate: read the file, parse it, apply overrides, check it, resolve it.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
+#include "base/files.h"
 #include "spec/checks.h"
 #include "spec/issue.h"
 #include "spec/locate.h"
@@ -29,37 +23,6 @@ namespace runx::spec {
 extern const char* const kEmbeddedExperimentSchema;
 
 namespace {
-
-/// Reads at most kMaxFileBytes + 1 bytes; `error` is strerror-like on failure.
-bool ReadFile(const std::string& path, std::string* text, std::string* error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block open()
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    *error = std::strerror(S_ISDIR(st.st_mode) ? EISDIR : errno);
-    ::close(fd);
-    return false;
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  text->clear();
-  char buffer[65536];
-  while (text->size() <= kMaxFileBytes) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    text->append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return true;
-}
 
 /// Sorted by place (the file's problems by line, then the overrides' in their order), one per
 /// message, capped.
@@ -167,8 +130,9 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
 }
 
 Outcome ProcessFile(const std::string& path, const std::vector<Override>& overrides, const SchemaSet& schemas) {
-  std::string text, error;
-  if (!ReadFile(path, &text, &error)) {
+  std::string error;
+  const auto text = base::ReadFile(path, &error, kMaxFileBytes);  // more than kMaxFileBytes: an error below
+  if (!text) {
     Outcome out;
     Diagnostic d;
     d.file = path;
@@ -176,7 +140,7 @@ Outcome ProcessFile(const std::string& path, const std::vector<Override>& overri
     out.diagnostics.push_back(std::move(d));
     return out;
   }
-  return Process(path, text, overrides, schemas);
+  return Process(path, *text, overrides, schemas);
 }
 
 }  // namespace
@@ -200,10 +164,11 @@ SchemaSet SchemaSet::Load(const std::vector<std::string>& plugin_dirs) {
       const std::string filename = file.filename().string();
       const std::string technique = filename.substr(0, filename.size() - suffix.size());
       if (set.techniques.count(technique)) continue;
-      std::string text, error;
+      std::string error;
       try {
-        if (!ReadFile(file.string(), &text, &error)) throw std::runtime_error(error);
-        json schema = json::parse(text);
+        const auto text = base::ReadFile(file.string(), &error, kMaxFileBytes);
+        if (!text) throw std::runtime_error(error);
+        json schema = json::parse(*text);
         ParseSchemaOrThrow(schema);
         set.techniques.emplace(technique, std::move(schema));
       } catch (const std::exception& e) {
@@ -235,15 +200,6 @@ Experiment LoadText(const std::string& path, const std::string& text, const std:
 std::vector<Diagnostic> ValidateText(const std::string& path, const std::string& text,
                                      const std::vector<Override>& overrides, const SchemaSet& schemas) {
   return Process(path, text, overrides, schemas).diagnostics;
-}
-
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
 }
 
 }  // namespace runx::spec

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "base/spelling.h"
 #include "spec/source_map.h"
 
@@ -103,8 +104,8 @@ inline constexpr size_t kMaxDepth = 64;              ///< nested mappings and li
 inline constexpr size_t kMaxValueBytes = 4096;       ///< one scalar or key
 inline constexpr size_t kMaxDiagnostics = 50;        ///< per file; then "N more errors not shown"
 
-/// sha256 of `data`, lower-case hex.
-std::string Sha256Hex(const std::string& data);
+/// sha256 of `data`, lower-case hex (base/sha256.h).
+using base::Sha256Hex;
 
 /// The closest of `candidates` to `word`, or "" (base/spelling.h).
 using base::DidYouMean;

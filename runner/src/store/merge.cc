@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -15,7 +14,8 @@
 #include <system_error>
 
 #include "base/cleanup.h"
-#include "runx/remove_tree.h"
+#include "base/remove_tree.h"
+#include "base/time.h"
 #include "store/merge_copy.h"
 #include "store/query.h"
 #include "store/schema.h"
@@ -36,7 +36,7 @@ class TempDir {
     base::RemoveAbandonedFolders(parent.string(), "runx-merge-");
     const std::string path =
         (parent / fmt::format("runx-merge-{}-{}", static_cast<long>(::getpid()), counter++)).string();
-    RemoveTree(path);
+    base::RemoveTree(path);
     try {
       folder_.emplace(path);
     } catch (const std::runtime_error& e) {
@@ -73,16 +73,6 @@ struct Input {
   std::string snapshot;
   int64_t runs_ended = 0;
 };
-
-// Now as ISO-8601 UTC, as runs.finished_at holds it.
-std::string NowUtc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool HasTable(SQLite::Database& db, const char* name) {
   SQLite::Statement q(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?");
@@ -125,7 +115,7 @@ Input ReadInput(const std::string& path, const fs::path& copy, const MergeOption
       SQLite::Statement end(db,
                             "UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?) "
                             "WHERE status = 'running'");
-      end.bind(1, NowUtc());
+      end.bind(1, base::UtcNow());
       in.runs_ended = end.exec();
     }
     SQLite::Statement running(db,

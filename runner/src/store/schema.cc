@@ -2,9 +2,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <sqlite3.h>
 
+#include "base/sha256.h"
 #include "store/store.h"
 #include "store/views.h"
 
@@ -221,11 +221,7 @@ void RunxUid(sqlite3_context* context, int argc, sqlite3_value** argv) {
     text.append(value ? value : "", static_cast<size_t>(size));
     text += ';';
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < 16 && i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  const std::string hex = base::Sha256Hex(text).substr(0, 32);
   sqlite3_result_text(context, hex.c_str(), static_cast<int>(hex.size()), SQLITE_TRANSIENT);
 }
 

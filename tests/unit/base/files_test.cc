@@ -5,13 +5,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +109,64 @@ TEST_F(Files, AFullDiskKeepsTheOldFileAndLeavesNoTemporary) {
   EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
   EXPECT_EQ(Read(f), "old page");
   ExpectOnly(disk, {"page.html"});
+}
+
+TEST_F(Files, ReadsAFileWholeOrSaysWhy) {
+  const std::string bytes("a\0b\r\nc", 6);
+  std::ofstream(dir_ / "bytes", std::ios::binary) << bytes;
+  EXPECT_EQ(ReadFile((dir_ / "bytes").string()), bytes);
+  std::ofstream(dir_ / "empty");
+  EXPECT_EQ(ReadFile((dir_ / "empty").string()), "");
+  std::string error;
+  EXPECT_EQ(ReadFile((dir_ / "missing").string(), &error), std::nullopt);
+  EXPECT_EQ(error, "No such file or directory");
+  EXPECT_EQ(ReadFile(dir_.string(), &error), std::nullopt);
+  EXPECT_EQ(error, "Is a directory");
+  // A /proc file says its size is 0: it is read to its end all the same.
+  const auto self = ReadFile("/proc/self/status");
+  ASSERT_TRUE(self.has_value());
+  EXPECT_NE(self->find("Pid:"), std::string::npos);
+}
+
+TEST_F(Files, ReadStopsOnceMoreThanTheLimitIsRead) {
+  std::ofstream(dir_ / "big") << std::string(1 << 20, 'x');
+  const auto text = ReadFile((dir_ / "big").string(), nullptr, 1000);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_GT(text->size(), 1000u);
+  EXPECT_LT(text->size(), size_t{1} << 20);
+  // A device without end is read up to the limit, and a FIFO without a writer does not wait.
+  EXPECT_GT(ReadFile("/dev/zero", nullptr, 1000)->size(), 1000u);
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(ReadFile(fifo.string()), "");
+}
+
+TEST_F(Files, ReadFirstLineTrimsTheLineEnd) {
+  std::ofstream(dir_ / "governor") << "performance \r\nsecond\n";
+  EXPECT_EQ(ReadFirstLine((dir_ / "governor").string()), "performance");
+  std::ofstream(dir_ / "no_end") << "1";
+  EXPECT_EQ(ReadFirstLine((dir_ / "no_end").string()), "1");
+  EXPECT_EQ(ReadFirstLine((dir_ / "missing").string()), "");
+  EXPECT_EQ(ReadFirstLine("/proc/sys/kernel/random/boot_id").size(), 36u);  // a UUID
+}
+
+// A second lock on the file waits until the first is gone (flock locks of two open files).
+TEST_F(Files, FileLockWaitsForTheHolder) {
+  const std::string path = (dir_ / "package.lock").string();
+  std::atomic<bool> second_has_it{false};
+  std::optional<std::thread> second;
+  {
+    FileLock first(path);
+    second.emplace([&] {
+      FileLock lock(path);
+      second_has_it = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(second_has_it);
+  }
+  second->join();
+  EXPECT_TRUE(second_has_it);
+  EXPECT_TRUE(fs::exists(path));  // the file stays
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
-// What sbatch, sacct and squeue print, as runx submit reads it (texts as SLURM 22.05 writes them),
-// and running a command for real.
+// What sbatch, sacct and squeue print, as runx submit reads it (texts as SLURM 22.05 writes them)
+// (running a command: tests/unit/base/process_test.cc).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "slurm/process.h"
 #include "slurm/queue.h"
 
 namespace runx::slurm {
@@ -64,35 +63,6 @@ TEST(SlurmQueue, FinalStates) {
     EXPECT_FALSE(IsFinal(s)) << s;
 }
 
-TEST(SlurmProcess, RunsACommandAndKeepsBothStreams) {
-  const auto r = RunProcess({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"});
-  EXPECT_TRUE(r.started);
-  EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.out, "out\n");
-  EXPECT_EQ(r.err, "err\n");
-}
-
-TEST(SlurmProcess, ArgumentsReachTheProgramAsTheyAre) {
-  const auto r = RunProcess({"printf", "[%s]", "a b", "$HOME", "'"});
-  EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, "[a b][$HOME][']");
-}
-
-// Much output on both streams at once: read together, neither pipe fills and stalls the child.
-TEST(SlurmProcess, ManyLinesOnBothStreams) {
-  const auto r =
-      RunProcess({"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"});
-  EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 20000);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 20000);
-}
-
-TEST(SlurmProcess, AProgramThatIsNotThere) {
-  const auto r = RunProcess({"runx-no-such-program-xyz"});
-  EXPECT_FALSE(r.started);
-  EXPECT_EQ(r.error, "not found on PATH");
-}
-
 // Where SLURM's commands are not installed, the problem names the package that has them.
 TEST(SlurmQueue, WithoutSlurmNamesItsPackage) {
   const char* old = std::getenv("PATH");
@@ -105,12 +75,6 @@ TEST(SlurmQueue, WithoutSlurmNamesItsPackage) {
   EXPECT_EQ(q.problem,
             "squeue: not found on PATH; sacct: not found on PATH; SLURM's commands are not installed (Debian: "
             "slurm-client)");
-}
-
-TEST(SlurmProcess, FirstLine) {
-  EXPECT_EQ(FirstLine("\n  \nsbatch: error: Invalid partition name specified  \nmore\n"),
-            "sbatch: error: Invalid partition name specified");
-  EXPECT_EQ(FirstLine(" \n"), "");
 }
 
 }  // namespace

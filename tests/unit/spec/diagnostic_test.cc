@@ -1,4 +1,4 @@
-// Diagnostic::Render, SpecError::Render, DidYouMean, Sha256Hex.
+// Diagnostic::Render, SpecError::Render, DidYouMean.
 #include <gtest/gtest.h>
 
 #include "spec/spec.h"
@@ -95,11 +95,6 @@ TEST(DidYouMean, StaysQuietWhenNothingIsClose) {
   EXPECT_EQ(DidYouMean("", {"a"}), "");
   EXPECT_EQ(DidYouMean("anything", {}), "");
   EXPECT_EQ(DidYouMean(std::string(100000, 'a'), {"a"}), "");  // bounded cost
-}
-
-TEST(Sha256Hex, MatchesKnownDigests) {
-  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 }  // namespace
