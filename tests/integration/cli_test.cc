@@ -79,6 +79,38 @@ TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
   EXPECT_EQ(csv.out, "label,status\r\nbaseline,ok\r\n");
 }
 
+// Every trial either has its energy figures or says why it has none, in the store that users query.
+TEST_F(Cli, EveryTrialIsMeteredOrSaysWhyNot) {
+  auto r = Runx(Tiny() + " --db " + db_ + " -q");
+  ASSERT_EQ(r.status, 0) << r.out;
+  SQLite::Database db(db_);
+  const int trial = db.execAndGet("SELECT max(id) FROM trials").getInt();
+  const auto env = [&](const std::string& key) {
+    SQLite::Statement q(db, "SELECT value FROM environment WHERE trial_id = ? AND key = ?");
+    q.bind(1, trial);
+    q.bind(2, key);
+    return q.executeStep() ? q.getColumn(0).getString() : std::string();
+  };
+  const auto metric = [&](const std::string& name) {
+    SQLite::Statement q(db, "SELECT value FROM metrics WHERE trial_id = ? AND name = ? AND step IS NULL");
+    q.bind(1, trial);
+    q.bind(2, name);
+    return q.executeStep() ? q.getColumn(0).getDouble() : -1.0;
+  };
+  const std::string absent = env("energy.absent");
+  const double per_sample = metric("joules_per_sample");
+  EXPECT_NE(absent.empty(), per_sample < 0) << "absent: '" << absent << "', J/sample " << per_sample;
+  if (per_sample >= 0) {  // 30 measured steps of 100 samples
+    EXPECT_NEAR(per_sample * 3000, metric("energy_j"), 1e-9 * metric("energy_j"));
+    EXPECT_GT(metric("power_w"), 0);
+    EXPECT_EQ(env("energy.source").rfind("rapl: package-", 0), 0u) << env("energy.source");
+  }
+  if (!fs::exists("/sys/class/powercap")) {  // this machine: a virtual machine without RAPL
+    EXPECT_EQ(absent, "no RAPL counters: /sys/class/powercap has no package zone (a CPU without RAPL, or a "
+                      "virtual machine that does not pass it through)");
+  }
+}
+
 // `threads` is the CPU's intra-op thread count of a trial: each variant of a sweep over it
 // computes with its own, and the environment records what LibTorch then used.
 TEST_F(Cli, ThreadsSetsEachTrialsIntraOpThreads) {

@@ -7,7 +7,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -17,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/files.h"
 #include "engine/nvml.h"
 
 namespace runx::engine {
@@ -25,13 +25,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double SecondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-std::string FirstWord(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string word;
-  in >> word;
-  return word;
-}
 
 // The number in `file`, or the errno of why not (EINVAL for a file that holds no number).
 std::pair<std::optional<double>, int> ReadNumber(const std::string& file) {
@@ -269,7 +262,7 @@ EnergyMeterOrWhy OpenCpuEnergyMeter(const std::string& root, const EnergyOptions
   for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
   std::sort(entries.begin(), entries.end());
   for (const fs::path& zone : entries) {
-    const std::string name = FirstWord(zone / "name");
+    const std::string name = base::ReadFirstLine((zone / "name").string());
     if (name.rfind("package-", 0) != 0) continue;
     const fs::path energy = zone / "energy_uj";
     if (const auto [value, err] = ReadNumber(energy.string()); !value) {
