@@ -181,10 +181,14 @@ TEST(Prefetch, KeepsTheOrderAcrossEpochs) {
 TEST(Prefetch, OverlapsASlowSource) {
   Rig rig;
   const int n = 16, ms = 20;
+  // The loop without prefetch: each batch made (ms), then the "training step" (ms / 2).
   SlowBatches sequential(ms);
   auto t0 = Clock::now();
-  for (int i = 0; i < n; ++i) sequential.get(i);
-  const double alone = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (int i = 0; i < n; ++i) {
+    sequential.get(i);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms / 2));
+  }
+  const double without = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 
   SlowBatches source(ms);
   auto t = testing::LoadTechnique("prefetch", {{"workers", 4}});
@@ -192,12 +196,15 @@ TEST(Prefetch, OverlapsASlowSource) {
   t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     loader->next();
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms / 2));  // the "training step"
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms / 2));
   }
-  const double overlapped = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  // Sequential making alone takes n*ms; with the step time added it would be 1.5x that. Four
-  // workers hide the making behind the steps: about n*ms/2.
-  EXPECT_LT(overlapped, 0.8 * alone) << "sequential " << alone << " ms, prefetched " << overlapped << " ms";
+  const double with = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  // Without prefetch the loop takes n x 1.5 ms; four workers hide the making behind the steps,
+  // about n x ms / 2: a third of it. Against the same loop (not the making alone), so that the
+  // late wake-ups of a loaded machine (both loops sleep as often) do not decide it: a fresh
+  // Debian root's test run beside a build measured the making alone at 341 ms and the
+  // prefetched loop at 297 ms, overlapping yet above 0.8 x the making alone.
+  EXPECT_LT(with, 0.7 * without) << "without prefetch " << without << " ms, with " << with << " ms";
   t->on_finish(rig.trial);
   EXPECT_FALSE(std::isnan(rig.trial.Last("prefetch.wait_ms_mean")));
 }
