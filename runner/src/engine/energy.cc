@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -26,15 +26,15 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// The number in `file`, or the errno of why not (EINVAL for a file that holds no number).
-std::pair<std::optional<double>, int> ReadNumber(const std::string& file) {
-  std::FILE* f = std::fopen(file.c_str(), "r");
-  if (f == nullptr) return {std::nullopt, errno};
-  double v = 0;
-  const bool ok = std::fscanf(f, "%lf", &v) == 1;
-  const int err = ok ? 0 : (std::ferror(f) ? errno : EINVAL);
-  std::fclose(f);
-  return {ok ? std::optional<double>(v) : std::nullopt, err};
+// The number in `file`, or why not: strerror's words (EINVAL's for a file that holds no number).
+std::pair<std::optional<double>, std::string> ReadNumber(const std::string& file) {
+  std::string error;
+  const auto text = base::ReadFile(file, &error);
+  if (!text) return {std::nullopt, error};
+  char* end = nullptr;
+  const double v = std::strtod(text->c_str(), &end);
+  if (end == text->c_str()) return {std::nullopt, std::strerror(EINVAL)};
+  return {v, ""};
 }
 
 std::string TooShort(double seconds, double min_s) {
@@ -50,9 +50,10 @@ class PolledMeter : public EnergyMeter {
     double value = 0;
   };
 
-  PolledMeter(std::function<std::optional<double>()> read, const EnergyOptions& options)
-      : read_(std::move(read)), options_(options) {}
+  PolledMeter(std::function<std::optional<double>()> read, std::string source, const EnergyOptions& options)
+      : read_(std::move(read)), source_(std::move(source)), options_(options) {}
   ~PolledMeter() override { Join(); }
+  std::string source() const override { return source_; }
 
   void Start() override {
     Join();
@@ -113,6 +114,7 @@ class PolledMeter : public EnergyMeter {
   }
 
   std::function<std::optional<double>()> read_;
+  std::string source_;
   EnergyOptions options_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -127,9 +129,7 @@ class PolledMeter : public EnergyMeter {
 // happened, and those between span ends and the nearest step cost nothing.
 class CounterMeter : public PolledMeter {
  public:
-  CounterMeter(std::function<std::optional<double>()> read_mj, std::string source, const EnergyOptions& options)
-      : PolledMeter(std::move(read_mj), options), source_(std::move(source)) {}
-  std::string source() const override { return source_; }
+  using PolledMeter::PolledMeter;  // reads millijoules
 
  protected:
   std::string what() const override { return "the GPU's energy counter"; }
@@ -152,17 +152,12 @@ class CounterMeter : public PolledMeter {
     const double watts = (last->value - first->value) / 1000.0 / cover;
     return {EnergySpan{watts * seconds, seconds}, ""};
   }
-
- private:
-  std::string source_;
 };
 
 // A power draw (NVML's, in milliwatts), integrated over the span by the trapezoid rule.
 class PowerMeter : public PolledMeter {
  public:
-  PowerMeter(std::function<std::optional<double>()> read_mw, std::string source, const EnergyOptions& options)
-      : PolledMeter(std::move(read_mw), options), source_(std::move(source)) {}
-  std::string source() const override { return source_; }
+  using PolledMeter::PolledMeter;  // reads milliwatts
 
  protected:
   std::string what() const override { return "the GPU's power reading"; }
@@ -172,9 +167,6 @@ class PowerMeter : public PolledMeter {
       joules += (samples[i].value + samples[i - 1].value) / 2000.0 * SecondsBetween(samples[i - 1].at, samples[i].at);
     return {EnergySpan{joules, seconds}, ""};
   }
-
- private:
-  std::string source_;
 };
 
 // The RAPL package zones: read at both ends (they count in microjoules, updated about every
@@ -265,9 +257,9 @@ EnergyMeterOrWhy OpenCpuEnergyMeter(const std::string& root, const EnergyOptions
     const std::string name = base::ReadFirstLine((zone / "name").string());
     if (name.rfind("package-", 0) != 0) continue;
     const fs::path energy = zone / "energy_uj";
-    if (const auto [value, err] = ReadNumber(energy.string()); !value) {
-      return {nullptr, fmt::format("the RAPL counter {} cannot be read: {}{}", energy.string(), std::strerror(err),
-                                   err == EACCES ? " (Linux 5.10 and newer let only root read it)" : "")};
+    if (const auto [value, error] = ReadNumber(energy.string()); !value) {
+      return {nullptr, fmt::format("the RAPL counter {} cannot be read: {}{}", energy.string(), error,
+                                   error == std::strerror(EACCES) ? " (Linux 5.10 and newer let only root read it)" : "")};
     }
     zones.push_back({energy.string(), ReadNumber((zone / "max_energy_range_uj").string()).first.value_or(0)});
     names.push_back(name);
