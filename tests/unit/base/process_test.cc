@@ -9,21 +9,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "base/files.h"
 
 namespace runx::base {
 namespace {
 namespace fs = std::filesystem;
 
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string Read(const fs::path& p) { return ReadFile(p.string()).value_or("(unreadable)"); }
 
 class Process : public ::testing::Test {
  protected:
