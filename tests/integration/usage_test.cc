@@ -21,7 +21,7 @@ using runx::testing::Runx;
 using runx::testing::Shell;
 
 const std::string kCommands =
-    "run, validate, plan, query, compare, history, report, merge, submit, compile, data, doctor, plugins, "
+    "run, validate, plan, query, compare, history, report, merge, submit, compile, verify, data, doctor, plugins, "
     "completion, man";
 
 class Usage : public ::testing::Test {
@@ -251,7 +251,7 @@ TEST_F(Usage, TheManualPageListsEveryCommandAndOption) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(".TH RUNX 1 "), std::string::npos);
   for (const std::string& command : {"run", "validate", "plan", "query", "compare", "history", "report", "merge",
-                                     "submit", "compile", "data pack", "doctor", "plugins", "completion"})
+                                     "submit", "compile", "verify", "data pack", "doctor", "plugins", "completion"})
     EXPECT_NE(r.out.find(".SS runx " + command + " "), std::string::npos) << command;
   EXPECT_NE(r.out.find(".B \\-\\-threshold TEXT\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(".B \\-\\-limit INT\n"), std::string::npos) << r.out;

@@ -270,6 +270,25 @@ Handler DefineCompile(CLI::App& cmd, const std::vector<std::string>&) {
   };
 }
 
+Handler DefineVerify(CLI::App& cmd, const std::vector<std::string>&) {
+  struct Parsed {
+    VerifyArgs verify;
+    std::string db;
+  };
+  auto p = std::make_shared<Parsed>();
+  VerifyArgs& verify = p->verify;
+  cmd.add_option("file", verify.file, "experiment YAML file")->required();
+  cmd.add_option("--db", p->db, "results store whose compiled packages package: auto names (default: the experiment's `results`)");
+  cmd.add_option("--set", verify.overrides, "override a config value, as for run")->take_all();
+  cmd.add_option("--steps", verify.steps, "training steps of each run")->check(WholeNumber(1))->capture_default_str();
+  cmd.add_flag("--keep", verify.keep, "keep the runs' experiments, store and weights (the folder is printed)");
+  return [p] {
+    VerifyArgs args = p->verify;
+    if (!p->db.empty()) args.db = p->db;
+    return Verify(args);
+  };
+}
+
 Handler DefineData(CLI::App& cmd, const std::vector<std::string>&) {
   auto p = std::make_shared<data::PackRequest>();
   cmd.require_subcommand(1);
@@ -354,6 +373,9 @@ const std::vector<Command>& Commands() {
       {"compile",
        "make the compiled training steps (compiled_step, package: auto) an experiment needs, beside the store",
        DefineCompile},
+      {"verify",
+       "train each variant's techniques a few steps against the fp32 step without them: the same training or not",
+       DefineVerify},
       {"data", "data set tools: 'runx data pack'", DefineData},
       {"doctor", "LibTorch build, devices, what device: auto picks", DefineDoctor},
       {"plugins", "list the technique plugins found", DefinePlugins},

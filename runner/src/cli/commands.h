@@ -45,6 +45,14 @@ struct CompileArgs {
   bool dry_run = false;                ///< say what is missing and how to make it; make nothing
 };
 
+struct VerifyArgs {
+  std::string file;
+  std::vector<std::string> overrides;  ///< --set key=value, as for run
+  std::optional<std::string> db;       ///< the results store whose compiled packages `package: auto` names
+  int steps = 3;                       ///< training steps of each run
+  bool keep = false;                   ///< keep the runs' folder (its path is printed)
+};
+
 struct CompareArgs {
   std::string a, b;  ///< run references, each optionally RUN:LABEL
   std::string db = "results/runx.db";
@@ -101,6 +109,10 @@ int SubmitStatus(const SubmitArgs& args);
 /// `runx run FILE` (and `runx FILE`): one run of the experiment into the results store.
 int Run(const RunArgs& args);
 int Compile(const CompileArgs& args);
+/// `runx verify FILE`: each variant that adds techniques to the baseline, trained a few steps
+/// against the fp32 step without them (engine/step_check.h). Exit 0 all train alike, 1 one does
+/// not (or cannot be told), 2 invalid input.
+int Verify(const VerifyArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
 int Plan(const std::string& file, const std::vector<std::string>& overrides,
          const std::optional<std::string>& shard);

@@ -15,6 +15,8 @@
 #include "base/text.h"
 #include "cli/commands.h"
 #include "cli/load.h"
+#include "cli/step_check_text.h"
+#include "engine/step_check.h"
 #include "engine/doctor.h"
 #include "plugins/dirs.h"
 #include "runx/torch_release.h"
@@ -29,12 +31,55 @@ namespace fs = std::filesystem;
 struct Needed {
   spec::CompiledPackage package;
   std::vector<std::string> trials;  ///< labels of the trials that run it
+  nlohmann::json config;            ///< the first of them: the package is checked by training it
 };
+
+constexpr int kCheckSteps = 3;
+
+/// Trains the package at `partial` for kCheckSteps steps through runx's own loader (compiled_step)
+/// against the step without it, in fp32 eager, from the same weights and batches
+/// (engine/step_check.h); prints the runs and the figures. True when it trains alike.
+bool CheckPackage(const Needed& n, const std::string& partial, const spec::SchemaSet& schemas,
+                  const std::string& compiled_dir) {
+  nlohmann::json candidate = n.config;
+  candidate["optimizations"]["compiled_step"]["package"] = fs::absolute(partial).string();
+  nlohmann::json without = n.config;
+  without["optimizations"].erase("compiled_step");
+  engine::StepCheckOptions options;
+  options.steps = kCheckSteps;
+  options.compiled_dir = compiled_dir;
+  options.work_dir = (fs::path(partial).parent_path() / fmt::format(".check-{}", getpid())).string();
+  fmt::print("compile: checking the package by training {} steps with it through runx (trial {}) against the step "
+             "without it, from the same weights and batches\n",
+             kCheckSteps, n.trials.front());
+  std::fflush(stdout);
+  engine::StepCheckResult result;
+  std::string error;
+  try {
+    result = engine::CheckStep(candidate, without, schemas, options);
+  } catch (const spec::SpecError& e) {
+    error = e.Render();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::error_code ec;
+  fs::remove_all(options.work_dir, ec);
+  if (!error.empty()) {
+    fmt::print(stderr, "runx: error: the package's check could not run: {}\n", error);
+    return false;
+  }
+  fmt::print("{}", FormatStepCheck(result, kCheckSteps, "  "));
+  if (!result.verdict.ok)
+    fmt::print(stderr, "runx: error: {} failed its check ({}), so it was not installed: {}\n", n.package.path,
+               StepCheckWord(result.verdict), result.verdict.reason);
+  return result.verdict.ok;
+}
 
 /// Makes `p` with compile_step.py under `python`: into a partial file beside it, then renamed into
 /// place, the package before its sidecar (a trial looks for both), so that no runner ever sees half
-/// a package. True when it is there afterwards.
-bool Make(const spec::CompiledPackage& p, const std::string& python) {
+/// a package, and only once it has passed its check (CheckPackage). True when it is there afterwards.
+bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& schemas, const std::string& compiled_dir) {
+  const spec::CompiledPackage& p = n.package;
   std::error_code ec;
   fs::create_directories(fs::path(p.path).parent_path(), ec);
   base::FileLock lock(p.path + ".lock");  // two runx compile of one package take turns
@@ -77,6 +122,10 @@ bool Make(const spec::CompiledPackage& p, const std::string& python) {
     fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
     return false;
   }
+  if (!CheckPackage(n, partial, schemas, compiled_dir)) {
+    discard();
+    return false;
+  }
   fs::rename(partial, p.path, ec);
   if (!ec) fs::rename(partial + ".json", p.path + ".json", ec);
   if (ec) {
@@ -111,6 +160,7 @@ int Compile(const CompileArgs& args) {
     }
     auto& n = needed[p.path];
     n.package = std::move(p);
+    if (n.trials.empty()) n.config = t.config.get();
     n.trials.push_back(t.label);
   }
   if (trials == 0) {
@@ -160,7 +210,7 @@ int Compile(const CompileArgs& args) {
   bool ok = true;
   for (const auto& [path, n] : needed) {
     if (spec::PackagePresent(path)) continue;
-    ok = Make(n.package, args.python) && ok;
+    ok = Make(n, args.python, schemas, dir) && ok;
   }
   return ok && refused.empty() ? 0 : 1;
 }
