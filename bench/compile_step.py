@@ -18,8 +18,12 @@ steps on the gradients. FILE.pt2.json lists the package's inputs and outputs in 
 names for runx's own models (runner/src/models/resnet.cc). Without -o nothing is packaged;
 --skip-package writes the sidecar without a package (after torch.export with --package-from export).
 
---module FILE.py:FN: FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 32));
-labels are drawn from [0, --num-classes). --model gpt: runx's gpt (bench/peer_gpt.py's definition,
+--module FILE.py:FN: FN(**--builder-kwargs) returns an nn.Module and --shape gives one sample's
+shape, or FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 32)); labels are
+drawn from [0, --num-classes). --module FILE.py:FN --torchscript OUT: the module as TorchScript
+(scripted, else traced) with OUT.json, nothing else (runx compile makes a python model's eager
+artifact so; works with any torch, no CUDA; exit status 2 with PyTorch's reason when neither works).
+--model gpt: runx's gpt (bench/peer_gpt.py's definition,
 blocks named block0, block1, ... as in runx) over byte tokens: the input and the target are token
 ids [batch, --seq-len] from [0, --vocab), the loss cross entropy over every position.
 --print-parameters: the model's parameters and buffers with runx's names and shapes, as JSON, and
@@ -51,7 +55,16 @@ def build_model(a):
         path, _, fn = a.module.partition(":")
         spec = importlib.util.spec_from_file_location("user_model", path)
         mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-        net, shape = getattr(mod, fn or "build")()
+        # The builder returns the module, or a tuple whose first element is the module (and whose
+        # second, when there, the sample shape: the (nn.Module, shape) convention); --shape wins.
+        built = getattr(mod, fn or "build")(**json.loads(a.builder_kwargs or "{}"))
+        net, shape = (built[0], built[1] if len(built) > 1 else None) if isinstance(built, tuple) else (built, None)
+        if a.shape:
+            shape = [int(d) for d in a.shape.split(",")]
+        if not isinstance(net, torch.nn.Module):
+            raise TypeError(f"{a.module} returned {type(net).__name__}, not a torch.nn.Module")
+        if shape is None:
+            raise ValueError(f"{a.module} returned no sample shape; give it with --shape C,H,W")
         return net, tuple(int(d) for d in shape)
     if token_model(a):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -336,10 +349,50 @@ def profile_kernels(f, x, y, steps, path):
     total = sum(v[1] for v in kernels.values()) / steps / 1000
     print(f"profile: {path}: {sum(v[0] for v in kernels.values()) / steps:.0f} kernels, {total:.2f} ms of kernel time per step", flush=True)
 
+def torchscript(a):
+    """--torchscript OUT: the --module builder's module as TorchScript, the eager model runx trains
+    (model: {name: python}): torch.jit.script, or where scripting fails torch.jit.trace on a batch
+    of 2 samples of --shape, in train mode; with OUT.json (torch version, the source's sha256, the
+    builder, its arguments, the shape and the method). Nothing else: no CUDA, any torch release.
+    Exit status 2 when neither works, PyTorch's reason on stderr."""
+    import hashlib
+    path, _, fn = a.module.partition(":")
+    torch.manual_seed(a.seed)  # the same initial weights as the package's (main builds after the same seed)
+    try:
+        net, shape = build_model(a)
+    except Exception as e:
+        print(f"the builder failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    net = net.train()
+    fields = {"format": "runx-torchscript/1", "torch": torch.__version__, "source": path,
+              "source_sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(), "builder": fn or "build",
+              "kwargs": json.loads(a.builder_kwargs or "{}"), "shape": list(shape), "seed": a.seed}
+    try:
+        module, fields["method"] = torch.jit.script(net), "script"
+    except Exception as e:
+        script_error = str(e).strip().splitlines()[0].rstrip(":") if str(e).strip() else type(e).__name__
+        try:
+            # Without the trace's own check: it reruns the module, and dropout differs between runs.
+            module = torch.jit.trace(net, torch.randn(2, *shape), check_trace=False)
+            fields["method"], fields["script_error"] = "trace", script_error
+        except Exception as e2:
+            print(f"torch.jit.script: {script_error}; torch.jit.trace: {type(e2).__name__}: {str(e2).strip()}",
+                  file=sys.stderr)
+            return 2
+    module.save(a.torchscript)
+    with open(a.torchscript + ".json", "w") as f:
+        json.dump(fields, f, indent=1)
+    print(f"compile_step.py: {a.module} as TorchScript ({fields['method']}) -> {a.torchscript}")
+    return 0
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="resnet50", help="a torchvision.models builder")
-    ap.add_argument("--module", help="FILE.py:FN returning (nn.Module, sample shape)")
+    ap.add_argument("--module", help="FILE.py:FN returning an nn.Module, or (nn.Module, sample shape)")
+    ap.add_argument("--builder-kwargs", help="--module: the builder's keyword arguments, as a JSON object")
+    ap.add_argument("--shape", help="--module: one sample's shape, C,H,W (overrides the builder's)")
+    ap.add_argument("--torchscript", metavar="OUT",
+                    help="--module: write the module as TorchScript to OUT (+ OUT.json) and nothing else (no CUDA)")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--num-classes", type=int, default=1000)
@@ -371,6 +424,10 @@ def main():
                     help="N: eager twice, torch.compile and the joint graph under Inductor, N steps each from the same weights; losses and weights compared (0: not run)")
     ap.add_argument("--trajectory-lr", type=float, default=0.1, help="the SGD learning rate of --trajectory")
     a = ap.parse_args()
+    if a.torchscript:
+        if not a.module:
+            ap.error("--torchscript needs --module FILE.py:FN")
+        return torchscript(a)
     if a.print_parameters:
         net, shape = build_model(a)
         name = None if a.module else a.model

@@ -371,7 +371,8 @@ const std::vector<Command>& Commands() {
        "run an experiment's trials as a SLURM job array, one task per shard, merged into the store at the end",
        DefineSubmit},
       {"compile",
-       "make the compiled training steps (compiled_step, package: auto) an experiment needs, beside the store",
+       "make what an experiment needs from Python, beside the store: python models' TorchScript files and the compiled "
+       "training steps (compiled_step, package: auto)",
        DefineCompile},
       {"verify",
        "train each variant's techniques a few steps against the fp32 step without them: the same training or not",

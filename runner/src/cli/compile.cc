@@ -1,6 +1,8 @@
-// runx compile FILE.yaml: makes the compiled training steps that the experiment's compiled_step
-// trials with `package: auto` need, in the folder beside the results store, by running
-// bench/compile_step.py for each one that is missing (or, with --dry-run, says which and how).
+// runx compile FILE.yaml: makes what the experiment's trials need from Python, in the folder beside
+// the results store, by running bench/compile_step.py for each one that is missing (or, with
+// --dry-run, says which and how): the TorchScript file of each python model (model: {name:
+// python}), which its trials train, and the compiled training steps of compiled_step trials with
+// `package: auto`.
 #include <unistd.h>
 
 #include <cstring>
@@ -21,6 +23,7 @@
 #include "plugins/dirs.h"
 #include "runx/torch_release.h"
 #include "spec/compiled_package.h"
+#include "spec/python_model.h"
 #include "version.h"
 
 namespace runx::cli {
@@ -137,6 +140,95 @@ bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& sch
   return true;
 }
 
+/// Makes the TorchScript file `a` with compile_step.py --torchscript under `python`, into a partial
+/// file beside it, then renamed into place, the file before its sidecar (a trial looks for both).
+/// True when it is there afterwards; a builder that is neither scriptable nor traceable is an error
+/// with PyTorch's reason.
+bool MakeArtifact(const spec::PythonArtifact& a, const std::string& python) {
+  std::error_code ec;
+  fs::create_directories(fs::path(a.path).parent_path(), ec);
+  base::FileLock lock(a.path + ".lock");  // two runx compile of one artifact take turns
+  if (spec::ArtifactPresent(a.path)) {
+    fmt::print("compile: {} was made meanwhile by another runx compile\n", a.path);
+    return true;
+  }
+  const fs::path final_path(a.path);
+  const std::string partial =
+      (final_path.parent_path() / fmt::format(".partial-{}-{}", getpid(), final_path.filename().string())).string();
+  std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
+  argv.insert(argv.end(), a.args.begin(), a.args.end());
+  argv.insert(argv.end(), {"--torchscript", partial});
+  fmt::print("compile: {}\n", spec::ShellWords(argv));
+  std::fflush(stdout);
+  const auto run = base::RunProcess(argv);
+  const auto discard = [&] {
+    fs::remove(partial, ec);
+    fs::remove(partial + ".json", ec);
+  };
+  if (!run.started) {
+    fmt::print(stderr, "runx: error: cannot run '{}': {}\n", python, run.error);
+    return false;
+  }
+  if (run.status != 0) {
+    discard();
+    std::string reason = run.err;
+    while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+    if (run.status == 2)
+      fmt::print(stderr, "runx: error: {} cannot be made into TorchScript: {}\n", a.source, reason);
+    else
+      fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept:\n{}\n",
+                 run.status, a.path, reason);
+    return false;
+  }
+  if (!fs::exists(partial) || !fs::exists(partial + ".json")) {
+    discard();
+    fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (TorchScript file and sidecar)\n",
+               partial);
+    return false;
+  }
+  fs::rename(partial, a.path, ec);
+  if (!ec) fs::rename(partial + ".json", a.path + ".json", ec);
+  if (ec) {
+    discard();
+    fmt::print(stderr, "runx: error: cannot move the TorchScript file to {}: {}\n", a.path, ec.message());
+    return false;
+  }
+  // How compile_step.py made it: torch.jit.script, or torch.jit.trace where scripting failed.
+  std::string method = "?";
+  if (const auto sidecar = base::ReadFile(a.path + ".json")) {
+    const auto facts = nlohmann::json::parse(*sidecar, nullptr, /*allow_exceptions=*/false);
+    if (facts.is_object() && facts.contains("method") && facts["method"].is_string())
+      method = facts["method"] == "trace" ? "traced; torch.jit.script: " + facts.value("script_error", std::string())
+                                           : "scripted";
+  }
+  fmt::print("compile: made {} ({})\n", a.path, method);
+  return true;
+}
+
+/// Makes the missing TorchScript files of python models; false when one could not be made.
+bool MakeArtifacts(const std::map<std::string, std::pair<spec::PythonArtifact, std::vector<std::string>>>& artifacts,
+                   const std::string& python, const std::string& release) {
+  const auto probe = base::RunProcess({python, "-c", "import torch; print(torch.__version__)"});
+  if (!probe.started || probe.status != 0) {
+    fmt::print(stderr,
+               "runx: error: '{}' cannot import torch ({}); compile_step.py makes a python model's TorchScript file "
+               "with PyTorch (--python names another interpreter)\n",
+               python, probe.started ? base::FirstLine(probe.err) : probe.error);
+    return false;
+  }
+  const std::string python_torch = base::FirstLine(probe.out);
+  if (TorchRelease(python_torch) != release)
+    fmt::print(stderr,
+               "runx: warning: '{}' has torch {}, runx's LibTorch is {}: a TorchScript file saved by a newer "
+               "release may not load in an older one\n",
+               python, python_torch, release);
+  bool ok = true;
+  for (const auto& [path, entry] : artifacts) {
+    if (!spec::ArtifactPresent(path)) ok = MakeArtifact(entry.first, python) && ok;
+  }
+  return ok;
+}
+
 }  // namespace
 
 int Compile(const CompileArgs& args) {
@@ -148,10 +240,23 @@ int Compile(const CompileArgs& args) {
   const std::string release = engine::LibTorchRelease();
 
   std::map<std::string, Needed> needed;  // by path
+  std::map<std::string, std::pair<spec::PythonArtifact, std::vector<std::string>>> artifacts;  // by path: trials
   std::vector<std::pair<std::string, std::string>> refused;  // (trial, reason)
-  size_t trials = 0;
+  size_t trials = 0, python_trials = 0;
   for (const auto& t : loaded->plan.trials) {
-    if (t.repeat_index != 0 || !spec::WantsAutoPackage(t.config)) continue;
+    if (t.repeat_index != 0) continue;
+    if (spec::IsPythonModel(t.config)) {
+      ++python_trials;
+      auto a = spec::PythonModelArtifact(t.config, dir, release);
+      if (!a.reason.empty()) {
+        refused.emplace_back(t.label, a.reason);
+      } else {
+        auto& entry = artifacts[a.path];
+        entry.first = std::move(a);
+        entry.second.push_back(t.label);
+      }
+    }
+    if (!spec::WantsAutoPackage(t.config)) continue;
     ++trials;
     auto p = spec::AutoPackage(t.config, dir, release);
     if (!p.reason.empty()) {
@@ -160,12 +265,44 @@ int Compile(const CompileArgs& args) {
     }
     auto& n = needed[p.path];
     n.package = std::move(p);
-    if (n.trials.empty()) n.config = t.config.get();
+    if (n.trials.empty()) {
+      n.config = t.config.get();
+      // The package is checked by training it beside the eager model: a python model's TorchScript file.
+      if (spec::IsPythonModel(n.config)) {
+        const auto a = spec::PythonModelArtifact(n.config, dir, release);
+        if (a.reason.empty()) spec::SetArtifact(&n.config, a.path);
+      }
+    }
     n.trials.push_back(t.label);
   }
-  if (trials == 0) {
-    fmt::print("compile: no trial of {} runs compiled_step with package: auto; nothing to make\n", args.file);
+  if (trials == 0 && python_trials == 0) {
+    fmt::print("compile: no trial of {} trains a python model or runs compiled_step with package: auto; nothing to "
+               "make\n",
+               args.file);
     return 0;
+  }
+  if (python_trials > 0) {
+    size_t missing_artifacts = 0;
+    fmt::print("compile: {} TorchScript file{} of python models for {} trial{} of {}, in {} (LibTorch {}):\n",
+               artifacts.size(), artifacts.size() == 1 ? "" : "s", python_trials, python_trials == 1 ? "" : "s",
+               args.file, dir, release);
+    for (const auto& [path, entry] : artifacts) {
+      const bool present = spec::ArtifactPresent(path);
+      missing_artifacts += !present;
+      fmt::print("  {:<8} {}\n           key {}, {}, for {}\n", present ? "present" : "missing", path, entry.first.key,
+                 entry.first.source, fmt::join(entry.second, "; "));
+      if (!present) fmt::print("           {}\n", spec::TorchScriptCommand(entry.first));
+    }
+    // The eager model comes first: without it no trial of the experiment runs, and the package's
+    // check trains beside it.
+    if (!args.dry_run && missing_artifacts > 0 && !MakeArtifacts(artifacts, args.python, release)) {
+      for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
+      return 1;
+    }
+    if (trials == 0) {
+      for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
+      return refused.empty() ? 0 : 1;
+    }
   }
   size_t missing = 0;
   fmt::print("compile: {} package{} for {} trial{} of {}, in {} (LibTorch {}):\n", needed.size(),

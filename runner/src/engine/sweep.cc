@@ -29,6 +29,7 @@
 #include "runx/compat.h"
 #include "spec/compiled_package.h"
 #include "spec/identity.h"
+#include "spec/python_model.h"
 #include "version.h"
 
 namespace runx::engine {
@@ -69,6 +70,14 @@ std::string MissingPackage(const spec::CompiledPackage& package, const c10::Devi
       AlsoInTheWay(device));
 }
 
+/// Why a python model trial whose artifact is not made yet is refused: the command that makes it.
+std::string MissingArtifact(const spec::PythonArtifact& a, const std::string& file) {
+  return fmt::format(
+      "model 'python': no TorchScript file of {} for this trial at {} yet (key {}); make it with `runx compile {}`, "
+      "or: {}",
+      a.source, a.path, a.key, file.empty() ? "FILE.yaml" : file, spec::TorchScriptCommand(a));
+}
+
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
 /// technique that refuses the combination).
 Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry, const std::string& build,
@@ -80,7 +89,18 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
   nlohmann::json config = t.config;
   std::string package_problem;
   std::optional<spec::CompiledPackage> missing_package;
-  if (spec::WantsAutoPackage(config)) {
+  // A python model trains the TorchScript file runx compile made from its builder, named by a key
+  // over its source's content; the trial is identified by both files' content, not their paths.
+  if (spec::IsPythonModel(config)) {
+    auto artifact = spec::PythonModelArtifact(config, options.compiled_dir, compat::TorchVersionString());
+    if (!artifact.reason.empty()) {
+      package_problem = artifact.reason;
+    } else {
+      spec::SetArtifact(&config, artifact.path);
+      if (!spec::ArtifactPresent(artifact.path)) package_problem = MissingArtifact(artifact, options.file);
+    }
+  }
+  if (package_problem.empty() && spec::WantsAutoPackage(config)) {
     auto package = spec::AutoPackage(config, options.compiled_dir, compat::TorchVersionString());
     package_problem = package.reason;
     if (package_problem.empty()) {
@@ -117,7 +137,8 @@ Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry,
     settled = true;
     r.status = TrialStatus::kIncompatible;
     r.error = missing_package ? MissingPackage(*missing_package, *device, options.file)
-                              : package_problem + AlsoInTheWay(*device);
+              : spec::WantsAutoPackage(config) ? package_problem + AlsoInTheWay(*device)
+                                               : package_problem;
   } else if (device) {
     try {
       if (auto refusal = CheckTechniques(PlanTechniques(p.config, registry, *device))) {

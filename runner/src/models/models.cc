@@ -94,6 +94,17 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec&
   if (name == "gpt") return MakeGpt(model, input);
   if (name == "torchscript")
     return LoadTorchScript(model, input, model.value("num_classes", input.num_classes), device);
+  if (name == "python") {
+    // The TorchScript file runx compile made from the builder, resolved by the runner (model.artifact).
+    if (!model.contains("artifact") || !model.at("artifact").is_string())
+      throw std::invalid_argument("model 'python' (" + model.value("path", std::string()) +
+                                  ") is trained from the TorchScript file `runx compile FILE.yaml` makes from its "
+                                  "builder, and this trial names none (model.artifact)");
+    nlohmann::json file = model;
+    file["name"] = "torchscript";
+    file["path"] = model.at("artifact");
+    return LoadTorchScript(file, input, model.value("num_classes", input.num_classes), device);
+  }
   if (input.tokens())
     throw std::invalid_argument("model '" + name + "' reads float samples, and the data gives token ids (" +
                                 std::string(c10::toString(input.input_dtype)) + "); use model 'gpt' or a TorchScript model");

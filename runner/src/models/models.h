@@ -1,7 +1,9 @@
 #pragma once
 // Built-in models: mlp, cnn, resnet18, resnet50 (ResNet v1.5, as torchvision), gpt (a decoder-only
 // transformer over token ids, gpt.h); torchscript, a TorchScript file trained through a wrapper
-// (torchscript.cc); and aoti, an AOTInductor package run for inference (aoti.cc).
+// (torchscript.cc), which is also how a python model runs (the TorchScript file runx compile made
+// from its builder, model.artifact; spec/python_model.h); and aoti, an AOTInductor package run for
+// inference (aoti.cc).
 #include <cstdint>
 #include <memory>
 #include <string>

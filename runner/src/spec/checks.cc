@@ -86,6 +86,21 @@ std::vector<Issue> CheckData(const json& data) {
   return issues;
 }
 
+/// The keys of `model` that only a python model reads (its builder and the builder's arguments).
+std::vector<Issue> CheckModelKeys(const json& model) {
+  std::vector<Issue> issues;
+  const json name = model.value("name", json());
+  if (!name.is_string() || name == "python") return issues;  // the schema says what is wrong
+  for (const char* key : {"builder", "kwargs"}) {
+    if (!model.contains(key)) continue;
+    issues.push_back({PointerAppend("/model", key), true,
+                      fmt::format("'model.{}' is not used by model {}", key, Quote(name.get<std::string>())),
+                      {"'builder' and 'kwargs' name the function of a python model and its keyword arguments, e.g. "
+                       "model: {name: python, path: model.py, builder: build, kwargs: {num_classes: 10}}"}});
+  }
+  return issues;
+}
+
 /// Input files that exist but are no files: a FIFO never ends and waits for a writer, a device
 /// such as /dev/zero never ends; runx reads and hashes its inputs whole. (A missing file is the
 /// trial's error: it may be made after validation, or exist only where the trial runs.)
@@ -165,6 +180,8 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
   }
   if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
     for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
+  if (const auto model = doc.find("model"); model != doc.end() && model->is_object())
+    for (auto& issue : CheckModelKeys(*model)) issues.push_back(std::move(issue));
   for (auto& issue : CheckModelData(doc)) issues.push_back(std::move(issue));
   for (auto& issue : CheckInputPaths(doc)) issues.push_back(std::move(issue));
   // Each task reads its own section; the other one would be silently ignored.

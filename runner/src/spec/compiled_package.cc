@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "spec/identity.h"
+#include "spec/python_model.h"
 #include "spec/spec.h"
 #include "spec/text_data.h"
 
@@ -64,6 +65,8 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
   const bool channels_last = techniques.contains("channels_last");
   std::vector<int64_t> shape;
   json classes;
+  json model_facts = model;
+  std::string file_name = name;
   if (name == "gpt") {
     // bench/peer_gpt.py's definition over byte tokens: [batch, seq_len] ids from [0, 256).
     if (data.value("source", "") != "text" || data.value("tokenizer", std::string(kDefaultTokenizer)) != "bytes")
@@ -93,18 +96,45 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
     p.args = {"--model", name, "--batch", std::to_string(batch), "--image-size", std::to_string(shape[1]),
               "--num-classes", std::to_string(classes.get<int64_t>()), "--dtype", dtype};
     if (channels_last) p.args.push_back("--channels-last");
+  } else if (name == "python") {
+    // The user's builder, as runx compile makes its TorchScript artifact (spec/python_model.h): the
+    // same source, builder and arguments, so the package and the eager baseline start alike. The
+    // source counts by its content, not by where it lies.
+    std::string source_sha;
+    try {
+      source_sha = Sha256OfFile(model.value("path", ""));
+    } catch (const std::exception& e) {
+      return refuse(fmt::format("model 'python' needs its source: {}", e.what()));
+    }
+    shape = StatedSampleShape(data);
+    if (shape.empty()) return refuse("the sample shape must be stated (data.shape) to compile for it");
+    classes = model.contains("num_classes") ? model["num_classes"] : data.value("num_classes", json());
+    if (classes.is_null() && data.value("source", "") == "fashion-mnist") classes = 10;
+    if (!classes.is_number_integer())
+      return refuse("the number of classes must be stated (model.num_classes) to compile the loss for it");
+    p.args = PythonModuleArgs(model);
+    p.args.insert(p.args.end(), {"--shape", fmt::format("{}", fmt::join(shape, ",")), "--num-classes",
+                                 std::to_string(classes.get<int64_t>()), "--batch", std::to_string(batch), "--dtype",
+                                 dtype});
+    if (channels_last) p.args.push_back("--channels-last");
+    model_facts = {{"name", name},
+                   {"builder", PythonBuilder(model)},
+                   {"kwargs", model.value("kwargs", json::object())},
+                   {"source_sha256", source_sha}};
+    const std::string stem = std::filesystem::path(model.value("path", "")).stem().string();
+    file_name = fmt::format("{}-{}", stem, PythonBuilder(model));
   } else {
     return refuse(fmt::format(
-        "bench/compile_step.py builds runx's resnet18, resnet50 and gpt by name, not model '{}'; make the package "
+        "bench/compile_step.py builds runx's resnet18, resnet50, gpt and python models, not model '{}'; make the package "
         "with `python3 bench/compile_step.py --module FILE.py:FN ... -o FILE.pt2` and name FILE.pt2 in 'package'",
         name));
   }
-  p.facts = {{"format", "runx-compiled-step/1"}, {"model", model},  {"batch", batch},
+  p.facts = {{"format", "runx-compiled-step/1"}, {"model", model_facts},  {"batch", batch},
              {"shape", shape},                   {"num_classes", classes}, {"dtype", dtype},
              {"channels_last", channels_last},   {"device", "cuda"},  {"libtorch", torch_release}};
   p.key = Sha256Hex(p.facts.dump()).substr(0, 16);
   p.path = (std::filesystem::path(dir) /
-            fmt::format("{}-b{}-{}{}-{}.pt2", name, batch, dtype, channels_last ? "-cl" : "", p.key))
+            fmt::format("{}-b{}-{}{}-{}.pt2", file_name, batch, dtype, channels_last ? "-cl" : "", p.key))
                .string();
   return p;
 }
@@ -123,7 +153,7 @@ std::string CompiledDirFor(const std::string& db) {
 }
 
 std::string CompileCommand(const CompiledPackage& p) {
-  return fmt::format("python3 bench/compile_step.py {} --measure 0 -o {}", fmt::join(p.args, " "), p.path);
+  return fmt::format("python3 bench/compile_step.py {} --measure 0 -o {}", ShellWords(p.args), p.path);
 }
 
 }  // namespace runx::spec

@@ -29,9 +29,10 @@ bool WantsAutoPackage(const nlohmann::json& config);
 /// The package of `config` (a trial config; see UsedConfig) in `dir`, for LibTorch `torch_release`
 /// (major.minor.patch). compile_step.py makes runx's resnet18 and resnet50 (images [3, H, H],
 /// stated in data.shape) and gpt (byte tokens of text data, dropout 0, data.seq_len stated) by
-/// name. Sets `reason` instead of a path for what it cannot make by itself: another model (make
-/// that package with --module and name its file in `package`), another image or vocabulary, fp16,
-/// a batch size that is not a number.
+/// name, and a python model (spec/python_model.h) from its builder, keyed by the source's content
+/// (data.shape and the number of classes stated). Sets `reason` instead of a path for what it
+/// cannot make by itself: another model (make that package with --module and name its file in
+/// `package`), another image or vocabulary, fp16, a batch size that is not a number.
 CompiledPackage AutoPackage(const nlohmann::json& config, const std::string& dir, const std::string& torch_release);
 
 /// Whether the package at `path` is there whole: the package and its sidecar (path + ".json"),

@@ -34,8 +34,11 @@ const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& Sect
         {{"hidden", {"mlp"}},
          {"channels", {"cnn"}},
          {"dropout", {"mlp", "cnn", "gpt"}},
-         {"path", {"torchscript", "aoti"}},
-         {"jit_optimize", {"torchscript"}},
+         {"path", {"torchscript", "aoti", "python"}},
+         {"jit_optimize", {"torchscript", "python"}},
+         {"builder", {"python"}},
+         {"kwargs", {"python"}},
+         {"artifact", {"python"}},
          {"model_name", {"aoti"}},
          {"n_layer", {"gpt"}},
          {"n_head", {"gpt"}},
@@ -125,7 +128,8 @@ json InputFiles(const json& config) {
   const json used = UsedConfig(config);
   const json model = used.value("model", json::object());
   const std::string model_name = model.value("name", "");
-  if ((model_name == "torchscript" || model_name == "aoti") && model.contains("path"))
+  if ((model_name == "torchscript" || model_name == "aoti" || model_name == "python") && model.contains("path") &&
+      model["path"].is_string())
     add("model.path", model["path"].get<std::string>());
   // A technique's files: compiled_step's package and the sidecar runx reads beside it.
   const json techniques = used.value("optimizations", json::object());
@@ -169,6 +173,11 @@ ConfigIdentity IdentifyConfig(const json& config) {
     const json::json_pointer at(pointer);
     if (hashed.contains(at)) hashed[at.parent_pointer()].erase(at.back());
   }
+  // A python model's TorchScript artifact is made from what the identity holds already (the
+  // source's content, the builder, its arguments, the data's shape) under a key over them, by the
+  // torch release the environment names; where it lies, and the bytes torch.jit.save wrote (which
+  // differ between two saves of one module), are no part of what the trial is.
+  if (hashed.contains("model") && hashed["model"].is_object()) hashed["model"].erase("artifact");
   json both{{"config", hashed}, {"inputs", json::object()}};
   for (const auto& [key, entry] : id.inputs.items()) both["inputs"][key] = entry["sha256"];
   id.hash = Sha256Hex(both.dump());

@@ -23,14 +23,17 @@ nlohmann::json UsedConfig(const nlohmann::json& config);
 /// data.batch_size auto). The one place that decides which techniques a trial runs.
 nlohmann::json ResolvedTechniques(const nlohmann::json& config);
 
-/// The input files `config` reads by path (model.path of a TorchScript model; data.path,
+/// The input files `config` reads by path (model.path of a TorchScript model or a python model's
+/// source; data.path,
 /// labels, eval_path, eval_labels of memmap data; the files of a fashion-mnist folder; the text
 /// files of text data, as ListTextFiles takes them from a folder), as
 /// {"<key>": {"path": "<as written>", "sha256": "<hex of the content>"}}. A file that cannot be
 /// read gets "sha256": "unreadable: <why>" (the trial then fails with its own message).
 nlohmann::json InputFiles(const nlohmann::json& config);
 
-/// The config identity: sha256 of UsedConfig(config) together with its InputFiles.
+/// The config identity: sha256 of UsedConfig(config) together with its InputFiles; the paths of
+/// the input files, and a python model's artifact (model.artifact, made from the source under a
+/// key: spec/python_model.h), are left out.
 struct ConfigIdentity {
   nlohmann::json used;    ///< UsedConfig(config): what a trial runs with and the store keeps
   nlohmann::json inputs;  ///< InputFiles(config)

@@ -45,7 +45,7 @@ TEST(Messages, MisspeltModel) {
             "bad_model.yaml:9:9: error: unknown model 'resnt50'\n"
             "    9 |   name: resnt50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n");
 }
 
 TEST(Messages, MisspeltTechnique) {
@@ -222,7 +222,7 @@ TEST(Messages, EveryProblemOfAFileSortedByLine) {
             "many_errors.yaml:5:9: error: unknown model 'ResNet50'\n"
             "    5 |   name: ResNet50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n"
             "many_errors.yaml:6:12: error: 'model.dropout' must be < 1, got 1.5\n"
             "    6 |   dropout: 1.5\n"
             "      |            ^\n"

@@ -112,7 +112,7 @@ TEST(Overrides, FileProblemsComeFirstThenOverrides) {
             "      |               ^\n"
             "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
             "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n");
 }
 
 TEST(Overrides, FixingAFileValueByOverride) {
@@ -129,8 +129,9 @@ TEST(Overrides, MissingKeyInAMappingMadeByAnOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"model={num_classes: 10}"}),
             "--set model={num_classes: 10}: error: missing required key 'name' in 'model'\n"
             "note: 'name': one of the built-in models (gpt: a decoder-only transformer over the token ids of text "
-            "data), torchscript (a TorchScript file: 'path') or aoti (an AOTInductor package, .pt2, for task: infer on "
-            "LibTorch >= 2.6: 'path')\n");
+            "data), torchscript (a TorchScript file: 'path'), aoti (an AOTInductor package, .pt2, for task: infer on "
+            "LibTorch >= 2.6: 'path') or python (a builder function in a Python source file: 'path', 'builder', "
+            "'kwargs'; runx compile makes it into TorchScript)\n");
 }
 
 }  // namespace
