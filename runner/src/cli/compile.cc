@@ -97,7 +97,7 @@ bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& sch
   std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
   argv.insert(argv.end(), p.args.begin(), p.args.end());
   argv.insert(argv.end(), {"--measure", "0", "-o", partial});
-  fmt::print("compile: {}\n", fmt::join(argv, " "));
+  fmt::print("compile: {}\n", spec::ShellWords(argv));
   std::fflush(stdout);
   // This process's stdout and stderr: the compile prints its progress for minutes.
   std::string error;
