@@ -125,7 +125,12 @@ bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& sch
     fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
     return false;
   }
-  if (!CheckPackage(n, partial, schemas, compiled_dir)) {
+  // Where this runx can load no package (LibTorch before 2.6, warned about above), nothing could
+  // check it here, and nothing here could run it either: it is kept unchecked, and checked where
+  // it is made by a runx that can.
+  if (!engine::HasAotInductor()) {
+    fmt::print(stderr, "runx: warning: {} was not checked by training it: this runx cannot load it\n", p.path);
+  } else if (!CheckPackage(n, partial, schemas, compiled_dir)) {
     discard();
     return false;
   }
