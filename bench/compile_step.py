@@ -121,6 +121,70 @@ def layout(gm, sig, model):
         e["name"] = runx_name(model, e["torch_name"])
     return inputs, outputs
 
+MATMULS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_dot_product_efficient_attention",
+           "_scaled_dot_product_flash_attention", "_scaled_dot_product_cudnn_attention", "convolution"}
+
+def autocast_regions(gm):
+    """The nodes of gm that switch autocast on or off while the graph runs (torch.amp._enter_autocast,
+    wrap_with_autocast, set_autocast_enabled): a graph that has any casts at run time, which a C++
+    runtime without autocast does not."""
+    return [n for n in gm.graph.nodes if n.op == "call_function" and "autocast" in str(n.target).lower()]
+
+def mixed_matmuls(gm, args, amp):
+    """The matrix products of gm that take two float dtypes when it runs on `args`, each with the
+    positions of its float operands that are not in the autocast dtype: [(node, [index, ...])]."""
+    mixed = []
+    class Look(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            parts = str(n.target).split(".")
+            if n.op == "call_function" and len(parts) > 1 and parts[1] in MATMULS:
+                vals = self.fetch_args_kwargs_from_env(n)[0]
+                floats = {k: v.dtype for k, v in enumerate(vals) if isinstance(v, torch.Tensor) and v.is_floating_point()}
+                if len(set(floats.values())) > 1:
+                    mixed.append((n, [k for k, d in floats.items() if d != amp]))
+            return out
+    with torch.no_grad():
+        Look(gm).run(*args)
+    return mixed
+
+def explicit_casts(gm, args, amp):
+    """The joint graph with autocast's casts written out as ops, the graph the package may hold: the
+    C++ runtime that runs it has no ambient autocast. A graph that switches autocast while it runs,
+    or has matrix products of two float dtypes (autocast casting them at run time), is re-traced by
+    make_fx below autocast (its casts become ops; an autocast region is applied while tracing and
+    disappears); a product that still takes two float dtypes then has its operands cast to the
+    autocast dtype, as autocast would. Any other graph is returned as it is. Returns (graph, notes)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    if amp is None:
+        return gm, []
+    notes = []
+    regions = autocast_regions(gm)
+    mixed = mixed_matmuls(gm, args, amp)
+    if not regions and not mixed:
+        return gm, notes
+    if regions:
+        notes.append(f"{len(regions)} autocast switches in the joint graph ({', '.join(sorted({str(n.target) for n in regions}))})")
+    if mixed:
+        notes.append(f"{len(mixed)} matrix products of two float dtypes in the joint graph ({', '.join(sorted({str(n.target) for n, _ in mixed}))})")
+    with torch.no_grad():
+        gm = make_fx(gm, tracing_mode="real")(*args)
+    left = autocast_regions(gm)
+    assert not left, f"autocast switches survive the re-trace: {left[:3]}"
+    mixed = mixed_matmuls(gm, args, amp)
+    for n, indices in mixed:
+        with gm.graph.inserting_before(n):
+            new_args = list(n.args)
+            for k in indices:
+                new_args[k] = gm.graph.call_function(torch.ops.prims.convert_element_type.default, (n.args[k], amp))
+            n.args = tuple(new_args)
+    if mixed:
+        notes.append(f"after the re-trace {len(mixed)} matrix products still took two float dtypes: their operands are "
+                     f"cast to {amp} as autocast does")
+        gm.graph.lint(); gm.recompile()
+    notes.append(f"re-traced: {len(gm.graph.nodes)} nodes")
+    return gm, notes
+
 def joint_step_fn(fn, step, opt, inputs, outputs):
     """One SGD step with fn (the joint graph, or a compiled version of it) on step's tensors."""
     state = {**dict(step.named_parameters()), **dict(step.named_buffers())}
@@ -227,6 +291,15 @@ def package(a, joint_gm, step, inputs, x, y):
     from torch._inductor.graph import GraphLowering
     print(f"Inductor's layout optimization on the joint graph: decide_layout_opt={GraphLowering.decide_layout_opt(joint_gm, is_inference=True)}, "
           f"force_layout_optimization={torch._inductor.config.force_layout_optimization}", flush=True)
+    # Random draws (dropout, stochastic depth) through eager's generator rather than Inductor's own
+    # Philox kernels: from one seed the package then draws what eager draws, so that runx
+    # compile's check can hold its steps to eager's (a package drawing other numbers trains
+    # another model). It costs the fusion of the random ops only.
+    randoms = sorted({str(n.target) for n in joint_gm.graph.nodes
+                      if n.op == "call_function" and any(k in str(n.target) for k in ("rand", "bernoulli", "dropout"))})
+    if randoms:
+        torch._inductor.config.fallback_random = True
+        print(f"random ops in the step ({', '.join(randoms)}): Inductor's fallback_random on", flush=True)
     if a.skip_package and a.package_from == "graph":
         return {"file": None, "torch_export_s": 0.0}
     if a.package_from == "graph":
@@ -251,7 +324,7 @@ def package(a, joint_gm, step, inputs, x, y):
     size = os.path.getsize(path)
     print(f"aoti_compile_and_package: {t2 - t1:.1f} s, {path}: {size / 2**20:.1f} MiB", flush=True)
     return {"file": os.path.basename(path), "torch_export_s": round(t1 - t0, 1),
-            "compile_s": round(t2 - t1, 1), "bytes": size}
+            "compile_s": round(t2 - t1, 1), "bytes": size, "fallback_random": bool(randoms)}
 
 def sidecar(a, step, shape, inputs, outputs, fields):
     try:
@@ -462,13 +535,33 @@ def main():
     print(f"aot_export_module: {time.time() - t0:.1f} s, {len(joint_gm.graph.nodes)} nodes, "
           f"{len(sig.parameters)} parameters, {len(sig.buffers)} buffers ({len(sig.buffers_to_mutate)} updated)", flush=True)
     inputs, outputs = layout(joint_gm, sig, None if a.module else a.model)
+    state = {**dict(step.named_parameters()), **dict(step.named_buffers())}
+    t0 = time.time()
+    joint_gm, notes = explicit_casts(joint_gm, [state[i["fqn"]].detach().clone() for i in inputs
+                                                if i["kind"] in ("parameter", "buffer")] + [x, y], amp)
+    for note in notes:
+        print(f"explicit casts: {note}", flush=True)
+    if notes:
+        print(f"explicit casts: {time.time() - t0:.1f} s", flush=True)
 
     if not a.no_check and not check(a, init, amp, joint_gm, inputs, outputs, x, y):
         return 1
     status = 0
     if a.output:
         try:
-            fields = package(a, joint_gm, Step(copy.deepcopy(init), amp), inputs, x, y)
+            try:
+                fields = package(a, joint_gm, Step(copy.deepcopy(init), amp), inputs, x, y)
+            except Exception:
+                # Inductor's pad_mm pass benchmarks padded matrix products with operands of one
+                # dtype and fails on a product whose operands it sees in two (torch 2.11, swin_t
+                # bf16: "expected scalar type Float but found BFloat16" in should_pad_bmm): the
+                # package is made again without shape padding, which only changes the speed.
+                if "pad_mm" not in traceback.format_exc():
+                    raise
+                traceback.print_exc()
+                print("packaging failed in Inductor's pad_mm pass: again with torch._inductor.config.shape_padding = False", flush=True)
+                torch._inductor.config.shape_padding = False
+                fields = {**package(a, joint_gm, Step(copy.deepcopy(init), amp), inputs, x, y), "shape_padding": False}
             sidecar(a, step, shape, inputs, outputs, fields)
         except Exception:
             traceback.print_exc()

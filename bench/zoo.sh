@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Models nobody here wrote, through runx as a user brings them (issue 31): each torchvision model is
+# a python model (bench/zoo_models.py's build), so `runx compile` makes its TorchScript file (runx's
+# eager baseline) and its compiled training step, and checks the step by training it against eager
+# through runx's own loader before keeping it; `runx` then runs eager against compiled_step (and
+# compiled_step + cuda_graphs), bf16 + channels_last, SGD; PyTorch eager and torch.compile of the same
+# model run in the same call (bench/compile_step.py --configs eager,compile).
+#   bash bench/zoo.sh compile [MODEL...]   # the packages, JOBS at a time (minutes each)
+#   bash bench/zoo.sh measure [MODEL...]   # runx and the peer, one model after another
+#   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
+# On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
+# the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
+# default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 30),
+# PYTHON (runx compile --python), JOBS (parallel compiles, default 4), PEER=0 (no PyTorch figures), SETS (more --set arguments for
+# runx, e.g. a CPU stand-in: SETS="--set device=cpu --set data.batch_size=4").
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu-checks}
+R=${R:-./build-device/runx}
+DB=$OUT/zoo.db
+W=$OUT/zoo
+mkdir -p "$W"
+DEFAULT="resnet50 resnext50_32x4d wide_resnet50_2 densenet121 mobilenet_v2 mobilenet_v3_large efficientnet_b0
+  regnet_y_1_6gf convnext_tiny vit_b_16 swin_t swin_v2_t maxvit_t shufflenet_v2_x1_0 squeezenet1_1 mnasnet1_0
+  googlenet inception_v3"
+what=${1:-table}; shift || true
+models=${*:-$DEFAULT}
+[ -f build-device/env.sh ] && source build-device/env.sh
+
+size() { [ "$1" = inception_v3 ] && echo 299 || echo 224; }
+
+experiment() {  # model -> its experiment file
+  local m=$1 s; s=$(size "$m")
+  cat > "$W/$m.yaml" <<YAML
+name: zoo-$m
+device: cuda
+seed: 0
+precision: bf16
+model: {name: python, path: bench/zoo_models.py, builder: build, kwargs: {name: $m, num_classes: 1000}}
+data: {source: synthetic, shape: [3, $s, $s], num_classes: 1000, batch_size: ${BATCH:-128}}
+train: {optimizer: {name: sgd, lr: 0.01, momentum: 0.9}, warmup_steps: 10, steps: ${STEPS:-30}, eval: false}
+optimizations: {channels_last: {}, compiled_step: {package: auto}, cuda_graphs: {}}
+trial_timeout_s: 900
+sweep: {mode: grid, axes: {optimizations: [compiled_step, cuda_graphs]}}
+YAML
+  echo "$W/$m.yaml"
+}
+
+case $what in
+  compile)
+    running=0
+    for m in $models; do
+      ( f=$(experiment "$m"); $R compile "$f" --db "$DB" --python "${PYTHON:-python3}" ${SETS:-} > "$W/$m-compile.log" 2>&1
+        echo "[$m compile rc=$?] $(grep -E '^  (ok|FAILED|cannot tell)|runx: error' "$W/$m-compile.log" | tail -n 2 | tr '\n' ' ')" ) &
+      running=$((running + 1))
+      if [ "$running" -ge "${JOBS:-4}" ]; then wait -n; running=$((running - 1)); fi
+    done
+    wait
+    ;;
+  measure)
+    for m in $models; do
+      f=$(experiment "$m")
+      $R "$f" --db "$DB" ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
+      [ "${PEER:-1}" = 0 ] || python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
+        "{\"name\": \"$m\", \"num_classes\": 1000}" --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" \
+        --dtype bf16 --channels-last --no-check --configs eager,compile --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
+      grep '"config"' "$W/$m-peer.log" | cut -c1-200
+    done
+    ;;
+  table)
+    echo "| model | runx eager | PyTorch eager | runx compiled_step | + cuda_graphs | torch.compile | best runx / torch.compile | package check |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for m in $models; do
+      row() { $R query --db "$DB" --format csv "SELECT coalesce(printf('%.0f', samples_per_s), status || ': ' ||
+        replace(substr(error, 1, 80), '|', '/')) FROM trial_summary WHERE experiment = 'zoo-$m' AND label = '$1'
+        ORDER BY trial_id DESC LIMIT 1" 2>/dev/null | tail -n +2 | tr -d '"\r'; }
+      peer() { python3 -c "import json,sys
+for l in open('$W/$m-peer.log'):
+    if l.startswith('{'):
+        r = json.loads(l)
+        if r['config'] == '$1': print(r['samples_per_s'])" 2>/dev/null; }
+      e=$(row baseline) c=$(row compiled_step) g=$(row compiled_step+cuda_graphs) pe=$(peer eager) pc=$(peer compile)
+      best=$(python3 -c "
+v = [float(x) for x in '$c $g'.split() if x.replace('.', '', 1).isdigit()]
+print(f'{max(v) / float(\"$pc\"):.3f}x' if v and '$pc' else '-')" 2>/dev/null)
+      check=$(grep -E '^  (ok|FAILED|cannot tell)' "$W/$m-compile.log" 2>/dev/null | tail -n 1 | sed 's/^  //' | cut -c1-60)
+      echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${check:--} |"
+    done
+    ;;
+  *) echo "usage: bash bench/zoo.sh compile|measure|table [MODEL...]"; exit 2 ;;
+esac
