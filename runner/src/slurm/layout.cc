@@ -74,6 +74,8 @@ std::vector<int> TrialsPerShard(int trials, int shards) {
   return out;
 }
 
+std::string SubmissionsDirOf(const std::string& store) { return (fs::path(store).parent_path() / "slurm").string(); }
+
 std::string NewSubmissionDir(const std::string& parent, const std::string& name, const std::string& utc_stamp) {
   std::string clean = name.empty() ? "experiment" : name;
   for (char& c : clean)

@@ -49,6 +49,10 @@ Manifest ManifestFromJson(const std::string& text);
 /// The trials shard i of n runs (those with order_index % n == i, see spec::Shard) of `trials`.
 std::vector<int> TrialsPerShard(int trials, int shards);
 
+/// The folder that holds the submissions into the results store `store`: `slurm` beside it
+/// (/r/runx.db -> /r/slurm).
+std::string SubmissionsDirOf(const std::string& store);
+
 /// The folder for a new submission of experiment `name` at `utc_stamp` (e.g. 20261203T153700Z)
 /// below `parent`: `parent/NAME-STAMP`, with `-2`, `-3`, ... when that exists. NAME keeps
 /// letters, digits, '.', '_' and '-' (others become '-').
