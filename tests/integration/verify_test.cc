@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../remove_tree.h"
 #include "run_util.h"
 
 namespace {
@@ -24,7 +25,7 @@ class Verify : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("RUNX_PLUGIN_PATH");
-    fs::remove_all(dir_);
+    runx::testing::RemoveTree(dir_.string());
   }
   std::string Write(const std::string& name, const std::string& text) {
     const auto path = dir_ / name;

@@ -14,6 +14,7 @@
 
 #include "base/files.h"
 #include "base/process.h"
+#include "base/remove_tree.h"
 #include "base/text.h"
 #include "cli/commands.h"
 #include "cli/load.h"
@@ -65,8 +66,7 @@ bool CheckPackage(const Needed& n, const std::string& partial, const spec::Schem
   } catch (const std::exception& e) {
     error = e.what();
   }
-  std::error_code ec;
-  fs::remove_all(options.work_dir, ec);
+  base::RemoveTree(options.work_dir);
   if (!error.empty()) {
     fmt::print(stderr, "runx: error: the package's check could not run: {}\n", error);
     return false;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/remove_tree.h"
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/step_check_text.h"
@@ -108,8 +109,7 @@ int Verify(const VerifyArgs& args) {
   if (args.keep) {
     fmt::print("verify: the runs' experiments, store and weights are in {}\n", work);
   } else {
-    std::error_code ec;
-    fs::remove_all(work, ec);
+    base::RemoveTree(work);
   }
   if (checked > 0)
     fmt::print("verify: {} of {} variant{} train like the step without their techniques\n", checked - failed, checked,
