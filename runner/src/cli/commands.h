@@ -1,6 +1,6 @@
 #pragma once
 // argv -> command -> exit status. Nothing else lives in cli/: each command (one file each) loads
-// its input, calls the engine, spec or store, prints, and returns the exit status
+// its input, calls the engine, spec, store or slurm, prints, and returns the exit status
 // (cli/command_table.h: 0 ok, 1 could not run / a refused query / under --strict a trial not ok,
 // 2 invalid input, 130 interrupted). Errors are printed as `runx: error: ...`. No LibTorch here.
 #include <cstdint>
