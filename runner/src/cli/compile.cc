@@ -5,13 +5,13 @@
 // `package: auto`.
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/file_pair.h"
 #include "base/files.h"
 #include "base/process.h"
 #include "base/remove_tree.h"
@@ -78,126 +78,89 @@ bool CheckPackage(const Needed& n, const std::string& partial, const spec::Schem
   return result.verdict.ok;
 }
 
-/// Makes `p` with compile_step.py under `python`: into a partial file beside it, then renamed into
-/// place, the package before its sidecar (a trial looks for both), so that no runner ever sees half
-/// a package, and only once it has passed its check (CheckPackage). True when it is there afterwards.
-bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& schemas, const std::string& compiled_dir) {
-  const spec::CompiledPackage& p = n.package;
-  std::error_code ec;
-  fs::create_directories(fs::path(p.path).parent_path(), ec);
-  base::FileLock lock(p.path + ".lock");  // two runx compile of one package take turns
-  if (spec::PackagePresent(p.path)) {
-    fmt::print("compile: {} was made meanwhile by another runx compile\n", p.path);
-    return true;
-  }
-  const fs::path final_path(p.path);
-  const std::string partial =
-      (final_path.parent_path() / fmt::format(".partial-{}-{}", getpid(), final_path.filename().string())).string();
-  // The source tree, or the prefix runx is installed in (P/share/runx/bench): version.h DataDir.
+/// compile_step.py of the source tree, or of the prefix runx is installed in (P/share/runx/bench:
+/// version.h DataDir), under `python`, with `args`, then `tail` (its output option).
+std::vector<std::string> CompileStep(const std::string& python, const std::vector<std::string>& args,
+                                     std::initializer_list<std::string> tail) {
   std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
-  argv.insert(argv.end(), p.args.begin(), p.args.end());
-  argv.insert(argv.end(), {"--measure", "0", "-o", partial});
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), tail);
+  return argv;
+}
+
+void PrintCommand(const std::vector<std::string>& argv) {
   fmt::print("compile: {}\n", spec::ShellWords(argv));
   std::fflush(stdout);
-  // This process's stdout and stderr: the compile prints its progress for minutes.
-  std::string error;
-  int status = -1;
-  try {
-    status = base::WaitForExit(base::Spawn(argv));
-  } catch (const base::SpawnError& e) {
-    error = std::strerror(e.error());
+}
+
+/// Prints why `r` has no pair made (the outcomes every pair shares); true when it has one.
+bool Reported(const base::FilePairResult& r, const std::string& python, const std::string& path, const char* what) {
+  using Outcome = base::FilePairResult::Outcome;
+  switch (r.outcome) {
+    case Outcome::kMadeMeanwhile:
+      fmt::print("compile: {} was made meanwhile by another runx compile\n", path);
+      return true;
+    case Outcome::kMade:
+      return true;
+    case Outcome::kCannotRun:
+      fmt::print(stderr, "runx: error: cannot run '{}': {}\n", python, r.error);
+      return false;
+    case Outcome::kNoOutput:
+      fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} ({} and sidecar)\n", r.partial, what);
+      return false;
+    case Outcome::kCannotMove:
+      fmt::print(stderr, "runx: error: cannot move the {} to {}: {}\n", what, path, r.error);
+      return false;
+    case Outcome::kFailed:
+    case Outcome::kRejected:
+      return false;  // the callers' own messages
   }
-  const auto discard = [&] {
-    fs::remove(partial, ec);
-    fs::remove(partial + ".json", ec);
-  };
-  if (status != 0) {
-    discard();
-    if (status < 0)
-      fmt::print(stderr, "runx: error: cannot run '{}': {}\n", python, error);
-    else
-      fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept\n", status,
-                 p.path);
-    return false;
-  }
-  if (!fs::exists(partial) || !fs::exists(partial + ".json")) {
-    discard();
-    fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (package and sidecar)\n", partial);
-    return false;
-  }
+  return false;
+}
+
+/// Makes `p` with compile_step.py under `python` (base/file_pair.h: a partial pair, moved into
+/// place whole), only once it has passed its check (CheckPackage). True when it is there afterwards.
+bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& schemas, const std::string& compiled_dir) {
+  const spec::CompiledPackage& p = n.package;
   // Where this runx can load no package (LibTorch before 2.6, warned about above), nothing could
   // check it here, and nothing here could run it either: it is kept unchecked, and checked where
   // it is made by a runx that can.
-  if (!engine::HasAotInductor()) {
-    fmt::print(stderr, "runx: warning: {} was not checked by training it: this runx cannot load it\n", p.path);
-  } else if (!CheckPackage(n, partial, schemas, compiled_dir)) {
-    discard();
-    return false;
-  }
-  fs::rename(partial, p.path, ec);
-  if (!ec) fs::rename(partial + ".json", p.path + ".json", ec);
-  if (ec) {
-    discard();
-    fmt::print(stderr, "runx: error: cannot move the package to {}: {}\n", p.path, ec.message());
-    return false;
-  }
-  fmt::print("compile: made {} ({:.1f} MiB)\n", p.path, static_cast<double>(fs::file_size(p.path)) / (1 << 20));
+  const auto check = [&](const std::string& partial) {
+    if (!engine::HasAotInductor()) {
+      fmt::print(stderr, "runx: warning: {} was not checked by training it: this runx cannot load it\n", p.path);
+      return true;
+    }
+    return CheckPackage(n, partial, schemas, compiled_dir);
+  };
+  // This process's stdout and stderr: the compile prints its progress for minutes.
+  const auto r = base::MakeFilePair({p.path, CompileStep(python, p.args, {"--measure", "0", "-o"}), false},
+                                    PrintCommand, check);
+  if (r.outcome == base::FilePairResult::Outcome::kFailed)
+    fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept\n", r.status,
+               p.path);
+  if (!Reported(r, python, p.path, "package")) return false;
+  if (r.outcome == base::FilePairResult::Outcome::kMade)
+    fmt::print("compile: made {} ({:.1f} MiB)\n", p.path, static_cast<double>(fs::file_size(p.path)) / (1 << 20));
   return true;
 }
 
-/// Makes the TorchScript file `a` with compile_step.py --torchscript under `python`, into a partial
-/// file beside it, then renamed into place, the file before its sidecar (a trial looks for both).
-/// True when it is there afterwards; a builder that is neither scriptable nor traceable is an error
-/// with PyTorch's reason.
+/// Makes the TorchScript file `a` with compile_step.py --torchscript under `python`, as a pair
+/// with its sidecar (base/file_pair.h). True when it is there afterwards; a builder that is neither
+/// scriptable nor traceable is an error with PyTorch's reason.
 bool MakeArtifact(const spec::PythonArtifact& a, const std::string& python) {
-  std::error_code ec;
-  fs::create_directories(fs::path(a.path).parent_path(), ec);
-  base::FileLock lock(a.path + ".lock");  // two runx compile of one artifact take turns
-  if (spec::ArtifactPresent(a.path)) {
-    fmt::print("compile: {} was made meanwhile by another runx compile\n", a.path);
-    return true;
-  }
-  const fs::path final_path(a.path);
-  const std::string partial =
-      (final_path.parent_path() / fmt::format(".partial-{}-{}", getpid(), final_path.filename().string())).string();
-  std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
-  argv.insert(argv.end(), a.args.begin(), a.args.end());
-  argv.insert(argv.end(), {"--torchscript", partial});
-  fmt::print("compile: {}\n", spec::ShellWords(argv));
-  std::fflush(stdout);
-  const auto run = base::RunProcess(argv);
-  const auto discard = [&] {
-    fs::remove(partial, ec);
-    fs::remove(partial + ".json", ec);
-  };
-  if (!run.started) {
-    fmt::print(stderr, "runx: error: cannot run '{}': {}\n", python, run.error);
-    return false;
-  }
-  if (run.status != 0) {
-    discard();
-    std::string reason = run.err;
+  const auto r =
+      base::MakeFilePair({a.path, CompileStep(python, a.args, {"--torchscript"}), true}, PrintCommand, nullptr);
+  if (r.outcome == base::FilePairResult::Outcome::kFailed) {
+    std::string reason = r.err;
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-    if (run.status == 2)
+    if (r.status == 2)
       fmt::print(stderr, "runx: error: {} cannot be made into TorchScript: {}\n", a.source, reason);
     else
-      fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept:\n{}\n",
-                 run.status, a.path, reason);
-    return false;
+      fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept:\n{}\n", r.status,
+                 a.path, reason);
   }
-  if (!fs::exists(partial) || !fs::exists(partial + ".json")) {
-    discard();
-    fmt::print(stderr, "runx: error: compile_step.py ended well but wrote no {} (TorchScript file and sidecar)\n",
-               partial);
-    return false;
-  }
-  fs::rename(partial, a.path, ec);
-  if (!ec) fs::rename(partial + ".json", a.path + ".json", ec);
-  if (ec) {
-    discard();
-    fmt::print(stderr, "runx: error: cannot move the TorchScript file to {}: {}\n", a.path, ec.message());
-    return false;
-  }
+  if (!Reported(r, python, a.path, "TorchScript file")) return false;
+  if (r.outcome != base::FilePairResult::Outcome::kMade) return true;
   // How compile_step.py made it: torch.jit.script, or torch.jit.trace where scripting failed.
   std::string method = "?";
   if (const auto sidecar = base::ReadFile(a.path + ".json")) {
