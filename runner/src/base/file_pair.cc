@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 bool FilePairPresent(const std::string& path) {
   std::error_code ec;
-  return fs::is_regular_file(path, ec) && fs::is_regular_file(path + ".json", ec);
+  return fs::exists(path, ec) && fs::exists(path + ".json", ec);
 }
 
 FilePairResult MakeFilePair(const FilePairRequest& request,

@@ -46,7 +46,7 @@ FilePairResult MakeFilePair(const FilePairRequest& request,
                             const std::function<void(const std::vector<std::string>& argv)>& starting,
                             const std::function<bool(const std::string& partial)>& accept);
 
-/// Whether the pair at `path` is whole: the file and its sidecar.
+/// Whether the pair at `path` is whole: the file and its sidecar exist.
 bool FilePairPresent(const std::string& path);
 
 }  // namespace runx::base

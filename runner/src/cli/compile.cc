@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,7 +47,7 @@ constexpr int kCheckSteps = 3;
 bool CheckPackage(const Needed& n, const std::string& partial, const spec::SchemaSet& schemas,
                   const std::string& compiled_dir) {
   nlohmann::json candidate = n.config;
-  candidate["optimizations"]["compiled_step"]["package"] = fs::absolute(partial).string();
+  spec::SetPackage(&candidate, fs::absolute(partial).string());
   nlohmann::json without = n.config;
   without["optimizations"].erase("compiled_step");
   engine::StepCheckOptions options;
@@ -173,10 +174,24 @@ bool MakeArtifact(const spec::PythonArtifact& a, const std::string& python) {
   return true;
 }
 
+/// `python`'s torch version, asked once however many kinds of file runx compile makes with it.
+class PythonTorch {
+ public:
+  explicit PythonTorch(std::string python) : python_(std::move(python)) {}
+  const base::ProcessResult& Probe() {
+    if (!probe_) probe_ = base::RunProcess({python_, "-c", "import torch; print(torch.__version__)"});
+    return *probe_;
+  }
+
+ private:
+  std::string python_;
+  std::optional<base::ProcessResult> probe_;
+};
+
 /// Makes the missing TorchScript files of python models; false when one could not be made.
 bool MakeArtifacts(const std::map<std::string, std::pair<spec::PythonArtifact, std::vector<std::string>>>& artifacts,
-                   const std::string& python, const std::string& release) {
-  const auto probe = base::RunProcess({python, "-c", "import torch; print(torch.__version__)"});
+                   const std::string& python, PythonTorch& torch, const std::string& release) {
+  const auto& probe = torch.Probe();
   if (!probe.started || probe.status != 0) {
     fmt::print(stderr,
                "runx: error: '{}' cannot import torch ({}); compile_step.py makes a python model's TorchScript file "
@@ -206,6 +221,7 @@ int Compile(const CompileArgs& args) {
   const std::string db = args.db.value_or(loaded->experiment.config.value("results", "results/runx.db"));
   const std::string dir = CompiledDir(db);
   const std::string release = engine::LibTorchRelease();
+  PythonTorch python_torch_probe(args.python);
 
   std::map<std::string, Needed> needed;  // by path
   std::map<std::string, std::pair<spec::PythonArtifact, std::vector<std::string>>> artifacts;  // by path: trials
@@ -213,12 +229,14 @@ int Compile(const CompileArgs& args) {
   size_t trials = 0, python_trials = 0;
   for (const auto& t : loaded->plan.trials) {
     if (t.repeat_index != 0) continue;
+    std::string artifact;  // the python model's TorchScript file, where the trial has one
     if (spec::IsPythonModel(t.config)) {
       ++python_trials;
       auto a = spec::PythonModelArtifact(t.config, dir, release);
       if (!a.reason.empty()) {
         refused.emplace_back(t.label, a.reason);
       } else {
+        artifact = a.path;
         auto& entry = artifacts[a.path];
         entry.first = std::move(a);
         entry.second.push_back(t.label);
@@ -236,10 +254,7 @@ int Compile(const CompileArgs& args) {
     if (n.trials.empty()) {
       n.config = t.config.get();
       // The package is checked by training it beside the eager model: a python model's TorchScript file.
-      if (spec::IsPythonModel(n.config)) {
-        const auto a = spec::PythonModelArtifact(n.config, dir, release);
-        if (a.reason.empty()) spec::SetArtifact(&n.config, a.path);
-      }
+      if (!artifact.empty()) spec::SetArtifact(&n.config, artifact);
     }
     n.trials.push_back(t.label);
   }
@@ -263,7 +278,7 @@ int Compile(const CompileArgs& args) {
     }
     // The eager model comes first: without it no trial of the experiment runs, and the package's
     // check trains beside it.
-    if (!args.dry_run && missing_artifacts > 0 && !MakeArtifacts(artifacts, args.python, release)) {
+    if (!args.dry_run && missing_artifacts > 0 && !MakeArtifacts(artifacts, args.python, python_torch_probe, release)) {
       for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
       return 1;
     }
@@ -294,7 +309,7 @@ int Compile(const CompileArgs& args) {
                         release);
 
   // The package must be compiled by the torch release that will load it.
-  const auto probe = base::RunProcess({args.python, "-c", "import torch; print(torch.__version__)"});
+  const auto& probe = python_torch_probe.Probe();
   if (!probe.started || probe.status != 0) {
     fmt::print(stderr,
                "runx: error: '{}' cannot import torch ({}); compile_step.py needs PyTorch {} with CUDA, the release "

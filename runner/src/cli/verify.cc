@@ -20,14 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+/// The config's techniques (a mapping: spec::NormaliseOptimizations made every list one).
 std::vector<std::string> TechniqueNames(const json& config) {
   std::vector<std::string> out;
-  const auto o = config.find("optimizations");
-  if (o == config.end()) return out;
-  if (o->is_array())
-    for (const auto& name : *o) out.push_back(name.get<std::string>());
-  else if (o->is_object())
-    for (const auto& [name, _] : o->items()) out.push_back(name);
+  const json techniques = config.value("optimizations", json::object());
+  for (const auto& [name, _] : techniques.items()) out.push_back(name);
   return out;
 }
 
@@ -77,11 +74,7 @@ int Verify(const VerifyArgs& args) {
       fmt::print("verify: {}: adds no technique to the baseline; nothing to check\n", t.label);
       continue;
     }
-    json& o = without["optimizations"];
-    for (const auto& name : added) {
-      if (o.is_object()) o.erase(name);
-      if (o.is_array()) o.erase(std::remove(o.begin(), o.end(), json(name)), o.end());
-    }
+    for (const auto& name : added) without["optimizations"].erase(name);
     fmt::print("verify: {}: {} steps with {} against the fp32 step without, from the same weights and batches\n",
                t.label, args.steps, fmt::join(added, "+"));
     std::fflush(stdout);

@@ -21,13 +21,9 @@ using json = nlohmann::json;
 
 constexpr double kFloorFactor = 2;
 
+/// The config's techniques, a mapping (spec::NormaliseOptimizations made every list one).
 json& Optimizations(json& config) {
   json& o = config["optimizations"];
-  if (o.is_array()) {  // a list of technique names: each with its defaults
-    json object = json::object();
-    for (const auto& name : o) object[name.get<std::string>()] = json::object();
-    o = std::move(object);
-  }
   if (!o.is_object()) o = json::object();
   return o;
 }
@@ -248,10 +244,12 @@ StepCheckResult CheckStep(const json& candidate, const json& without, const spec
     v.reason = fmt::format("the candidate run ended {}: {}", Name(c.status), c.error);
     return result;
   }
-  const auto distance = [&](const StepCheckRun& run) -> std::optional<double> {
+  std::string unreadable;  // why the candidate's weights could not be compared
+  const auto distance = [&](const StepCheckRun& run, std::string* error) -> std::optional<double> {
     try {
       return UpdateRelativeDistance(r.weights, run.weights, i.weights);
-    } catch (const std::runtime_error&) {
+    } catch (const std::runtime_error& e) {
+      if (error) *error = e.what();
       return std::nullopt;
     }
   };
@@ -259,17 +257,11 @@ StepCheckResult CheckStep(const json& candidate, const json& without, const spec
   std::optional<double> floor_weights;
   if (f.status == TrialStatus::kOk) {
     floor_losses = f.losses;
-    floor_weights = distance(f);
+    floor_weights = distance(f, nullptr);
   }
-  v = JudgeStep(Precision(cand) == "fp32", r.losses, c.losses, distance(c), floor_name, floor_losses,
+  v = JudgeStep(Precision(cand) == "fp32", r.losses, c.losses, distance(c, &unreadable), floor_name, floor_losses,
                 floor_weights);
-  if (!v.ok && !c.weights.empty() && !v.weight_diff) {
-    try {
-      UpdateRelativeDistance(r.weights, c.weights, i.weights);
-    } catch (const std::runtime_error& e) {
-      v.reason += std::string(": ") + e.what();
-    }
-  }
+  if (!unreadable.empty()) v.reason += ": " + unreadable;
   return result;
 }
 

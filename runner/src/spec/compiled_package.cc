@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/file_pair.h"
 #include "spec/identity.h"
 #include "spec/python_model.h"
 #include "spec/spec.h"
@@ -139,9 +140,7 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
   return p;
 }
 
-bool PackagePresent(const std::string& path) {
-  return std::filesystem::exists(path) && std::filesystem::exists(path + ".json");
-}
+bool PackagePresent(const std::string& path) { return base::FilePairPresent(path); }
 
 void SetPackage(json* config, const std::string& path) {
   (*config)["optimizations"]["compiled_step"]["package"] = path;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/file_pair.h"
 #include "spec/identity.h"
 
 namespace runx::spec {
@@ -97,9 +98,7 @@ PythonArtifact PythonModelArtifact(const json& config, const std::string& dir, c
   return a;
 }
 
-bool ArtifactPresent(const std::string& path) {
-  return std::filesystem::exists(path) && std::filesystem::exists(path + ".json");
-}
+bool ArtifactPresent(const std::string& path) { return base::FilePairPresent(path); }
 
 void SetArtifact(json* config, const std::string& path) { (*config)["model"]["artifact"] = path; }
 
