@@ -10,6 +10,7 @@
 
 #include "data/pack.h"
 #include "report/table.h"
+#include "slurm/submit.h"
 #include "store/merge.h"
 
 namespace runx::store { class Store; }
@@ -81,19 +82,10 @@ struct ReportArgs {
 };
 
 
-struct SubmitArgs {
-  std::string file;
-  std::vector<std::string> overrides;  ///< --set key=value, as for run
-  std::optional<std::string> db;       ///< the results store the shards are merged into
-  bool slurm = false;                  ///< the scheduler (the only one: SLURM)
-  std::string partition, time;
-  int gpus_per_trial = 0;   ///< --gres=gpu:N of each array task
-  int cpus_per_task = 0;    ///< 0: the partition's default
-  int max_parallel = 0;     ///< array tasks at once; 0: no limit
-  int shards = 0;           ///< 0: one per trial
-  std::vector<std::string> sbatch_options;  ///< more sbatch options (both jobs)
-  std::vector<std::string> setup;           ///< shell lines both jobs run first
-  bool no_reuse = false, force = false, any_build = false;
+/// What slurm::MakeSubmission takes (the file, --set, --db, the jobs' resources and the shards'
+/// runx options), and how the command runs it.
+struct SubmitArgs : slurm::SubmitRequest {
+  bool slurm = false;  ///< the scheduler (the only one: SLURM)
   bool dry_run = false;
   bool wait = false;  ///< wait until the merge job has ended, then show the status
   std::optional<std::string> status;  ///< --status [DIR]: "" = the newest submission

@@ -12,25 +12,6 @@ namespace {
 
 void Error(const std::string& what, const std::string& hint = "") { PrintMessage(slurm::Message::Error(what, hint)); }
 
-slurm::SubmitRequest RequestOf(const SubmitArgs& args) {
-  slurm::SubmitRequest r;
-  r.file = args.file;
-  r.overrides = args.overrides;
-  r.db = args.db;
-  r.shards = args.shards;
-  r.max_parallel = args.max_parallel;
-  r.gpus_per_trial = args.gpus_per_trial;
-  r.cpus_per_task = args.cpus_per_task;
-  r.partition = args.partition;
-  r.time = args.time;
-  r.sbatch_options = args.sbatch_options;
-  r.setup = args.setup;
-  r.no_reuse = args.no_reuse;
-  r.force = args.force;
-  r.any_build = args.any_build;
-  return r;
-}
-
 void PrintSubmitted(const SubmitArgs& args, size_t trials, const slurm::JobSpec& spec, const slurm::Submitted& done) {
   const slurm::Manifest& m = done.manifest;
   const std::string throttle = args.max_parallel > 0 && args.max_parallel < spec.shards
@@ -68,7 +49,7 @@ int Submit(const SubmitArgs& args) {
   slurm::Submission submission;
   try {
     submission =
-        slurm::MakeSubmission(RequestOf(args), loaded->experiment.config, static_cast<int>(loaded->full.trials.size()));
+        slurm::MakeSubmission(args, loaded->experiment.config, static_cast<int>(loaded->full.trials.size()));
   } catch (const slurm::SubmitError& e) {
     Error(e.what(), e.hint());
     return 2;

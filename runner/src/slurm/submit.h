@@ -21,12 +21,12 @@ struct SubmitRequest {
   std::vector<std::string> overrides;  ///< --set key=value, in order
   std::optional<std::string> db;       ///< --db (else the experiment's `results`)
   int shards = 0;                      ///< 0: one per trial
-  int max_parallel = 0;
-  int gpus_per_trial = 0;
-  int cpus_per_task = 0;
+  int max_parallel = 0;                ///< array tasks at once; 0: no limit
+  int gpus_per_trial = 0;              ///< --gres=gpu:N of each array task
+  int cpus_per_task = 0;               ///< 0: the partition's default
   std::string partition, time;
-  std::vector<std::string> sbatch_options;
-  std::vector<std::string> setup;
+  std::vector<std::string> sbatch_options;  ///< more sbatch options (both jobs)
+  std::vector<std::string> setup;           ///< shell lines both jobs run first
   bool no_reuse = false, force = false, any_build = false;
 };
 
