@@ -211,13 +211,15 @@ def eager_step_fn(step, opt):
 
 def config_step(cfg, init, amp, lr, joint_gm, inputs, outputs):
     """A fresh copy of the initial weights, SGD(lr, momentum 0.9), and the step function of a config:
-    eager (peer_resnet50.py's step), compile (torch.compile of it), joint (the joint graph run as a
+    eager (peer_resnet50.py's step), compile (torch.compile of it), compile-max (the same with
+    mode="max-autotune": Triton autotuning and CUDA graphs), joint (the joint graph run as a
     plain function), joint-compile (the joint graph under Inductor), joint-compile-cpp (the same with
     Inductor's C++ wrapper, as AOTInductor generates it, but JIT). Returns (step module, function)."""
     step = Step(copy.deepcopy(init), amp)
     opt = torch.optim.SGD(step.parameters(), lr=lr, momentum=0.9)
     if cfg == "eager": return step, eager_step_fn(step, opt)
     if cfg == "compile": return step, torch.compile(eager_step_fn(step, opt))
+    if cfg == "compile-max": return step, torch.compile(eager_step_fn(step, opt), mode="max-autotune")
     graphs = {"joint": lambda: joint_gm, "joint-compile": lambda: torch.compile(joint_gm),
               "joint-compile-cpp": lambda: torch.compile(joint_gm, options={"cpp_wrapper": True})}
     if cfg not in graphs: raise SystemExit(f"unknown config {cfg}")

@@ -11,7 +11,8 @@
 # On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
 # the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
 # default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 30),
-# PYTHON (runx compile --python), JOBS (parallel compiles, default 4), PEER=0 (no PyTorch figures), SETS (more --set arguments for
+# PYTHON (runx compile --python), JOBS (parallel compiles, default 4), PEER=0 (no PyTorch figures),
+# PEER_CONFIGS (compile_step.py's configs, default eager,compile; add compile-max for max-autotune), SETS (more --set arguments for
 # runx, e.g. a CPU stand-in: SETS="--set device=cpu --set data.batch_size=4").
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-checks}
@@ -62,13 +63,13 @@ case $what in
       $R "$f" --db "$DB" ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
       [ "${PEER:-1}" = 0 ] || python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
         "{\"name\": \"$m\", \"num_classes\": 1000}" --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" \
-        --dtype bf16 --channels-last --no-check --configs eager,compile --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
+        --dtype bf16 --channels-last --no-check --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
   table)
-    echo "| model | runx eager | PyTorch eager | runx compiled_step | + cuda_graphs | torch.compile | best runx / torch.compile | package check |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| model | runx eager | PyTorch eager | runx compiled_step | + cuda_graphs | torch.compile | best runx / torch.compile | max-autotune | best runx / max-autotune | package check |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for m in $models; do
       row() { $R query --db "$DB" --format csv "SELECT coalesce(printf('%.0f', samples_per_s), status || ': ' ||
         replace(substr(error, 1, 80), '|', '/')) FROM trial_summary WHERE experiment = 'zoo-$m' AND label = '$1'
@@ -78,12 +79,15 @@ for l in open('$W/$m-peer.log'):
     if l.startswith('{'):
         r = json.loads(l)
         if r['config'] == '$1': print(r['samples_per_s'])" 2>/dev/null; }
-      e=$(row baseline) c=$(row compiled_step) g=$(row compiled_step+cuda_graphs) pe=$(peer eager) pc=$(peer compile)
+      e=$(row baseline) c=$(row compiled_step) g=$(row compiled_step+cuda_graphs) pe=$(peer eager) pc=$(peer compile) pm=$(peer compile-max)
       best=$(python3 -c "
 v = [float(x) for x in '$c $g'.split() if x.replace('.', '', 1).isdigit()]
 print(f'{max(v) / float(\"$pc\"):.3f}x' if v and '$pc' else '-')" 2>/dev/null)
+      bestm=$(python3 -c "
+v = [float(x) for x in '$c $g'.split() if x.replace('.', '', 1).isdigit()]
+print(f'{max(v) / float(\"$pm\"):.3f}x' if v and '$pm' else '-')" 2>/dev/null)
       check=$(grep -E '^  (ok|FAILED|cannot tell)' "$W/$m-compile.log" 2>/dev/null | tail -n 1 | sed 's/^  //' | cut -c1-60)
-      echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${check:--} |"
+      echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${pm:--} | ${bestm:--} | ${check:--} |"
     done
     ;;
   *) echo "usage: bash bench/zoo.sh compile|measure|table [MODEL...]"; exit 2 ;;
