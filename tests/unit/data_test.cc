@@ -7,8 +7,21 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "spec/catalogue.h"
+
 namespace runx::data {
 namespace {
+
+// The catalogue declares each source's keys (torch-free); MakeDataSource makes exactly its sources.
+TEST(DataSources, MakesEverySourceOfTheCatalogue) {
+  EXPECT_EQ(DataSourceNames(), spec::DataCatalogue().Names());
+  try {
+    MakeDataSource({{"source", "foo"}, {"batch_size", 2}}, c10::Device(c10::kCPU), 0);
+    ADD_FAILURE() << "made an unknown source";
+  } catch (const DataError& e) {
+    EXPECT_STREQ(e.what(), "unknown data source 'foo'; expected 'synthetic', 'fashion-mnist', 'memmap' or 'text'");
+  }
+}
 
 std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("runx_data_test_" + name)).string();

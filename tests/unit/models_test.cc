@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "spec/catalogue.h"
+
 namespace runx::models {
+
+// The catalogue declares each model's keys (torch-free); BuildModel builds exactly its models.
+TEST(Models, BuildsEveryModelOfTheCatalogue) { EXPECT_EQ(ModelNames(), spec::ModelCatalogue().Names()); }
 
 TEST(Models, ResNetParameterCountsMatchTorchvision) {
   EXPECT_EQ(ParameterCount(*MakeResNet(50, 3, 1000)), 25557032);

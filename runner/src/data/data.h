@@ -67,6 +67,10 @@ class DataSource {
 std::unique_ptr<DataSource> MakeDataSource(const nlohmann::json& data, const c10::Device& device,
                                            uint64_t seed);
 
+/// The sources MakeDataSource makes, in the order of spec/catalogue.h's DataCatalogue (which
+/// declares their keys; a unit test holds the two lists equal).
+std::vector<std::string> DataSourceNames();
+
 /// Reads a (gzipped or plain) IDX file into a uint8 tensor shaped as its header says.
 torch::Tensor ReadIdx(const std::string& path);
 

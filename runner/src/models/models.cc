@@ -82,48 +82,99 @@ int64_t ImageChannels(const std::string& name, const std::vector<int64_t>& shape
   return shape[0];
 }
 
+/// A model that reads float samples refuses token ids (gpt and model files read them).
+void NeedFloatSamples(const std::string& name, const SampleSpec& input) {
+  if (input.tokens())
+    throw std::invalid_argument("model '" + name + "' reads float samples, and the data gives token ids (" +
+                                std::string(c10::toString(input.input_dtype)) +
+                                "); use model 'gpt' or a TorchScript model");
+}
+
+int64_t NumClasses(const nlohmann::json& model, const SampleSpec& input) {
+  return model.contains("num_classes") ? model.at("num_classes").get<int64_t>() : input.num_classes;
+}
+
+std::shared_ptr<Model> BuildMlp(const nlohmann::json& model, const SampleSpec& input, c10::Device) {
+  NeedFloatSamples("mlp", input);
+  int64_t in = 1;
+  for (auto d : input.input_shape) in *= d;
+  return std::make_shared<Mlp>(in, Ints(model, "hidden", {256}), NumClasses(model, input), model.value("dropout", 0.0));
+}
+
+std::shared_ptr<Model> BuildCnn(const nlohmann::json& model, const SampleSpec& input, c10::Device) {
+  NeedFloatSamples("cnn", input);
+  return std::make_shared<Cnn>(ImageChannels("cnn", input.input_shape), Ints(model, "channels", {32, 64}),
+                               NumClasses(model, input), model.value("dropout", 0.0));
+}
+
+template <int kDepth>
+std::shared_ptr<Model> BuildResNet(const nlohmann::json& model, const SampleSpec& input, c10::Device) {
+  const std::string name = "resnet" + std::to_string(kDepth);
+  NeedFloatSamples(name, input);
+  return MakeResNet(kDepth, ImageChannels(name, input.input_shape), NumClasses(model, input));
+}
+
+std::shared_ptr<Model> BuildGpt(const nlohmann::json& model, const SampleSpec& input, c10::Device) {
+  return MakeGpt(model, input);
+}
+
+std::shared_ptr<Model> BuildTorchScript(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
+  return LoadTorchScript(model, input, model.value("num_classes", input.num_classes), device);
+}
+
+std::shared_ptr<Model> BuildAoti(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
+  NeedFloatSamples("aoti", input);
+  return LoadAoti(model, input.input_shape, NumClasses(model, input), device);
+}
+
+std::shared_ptr<Model> BuildPython(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
+  // The TorchScript file runx compile made from the builder, resolved by the runner (model.artifact).
+  if (!model.contains("artifact") || !model.at("artifact").is_string())
+    throw std::invalid_argument("model 'python' (" + model.value("path", std::string()) +
+                                ") is trained from the TorchScript file `runx compile FILE.yaml` makes from its "
+                                "builder, and this trial names none (model.artifact)");
+  nlohmann::json file = model;
+  file["name"] = "torchscript";
+  file["path"] = model.at("artifact");
+  return LoadTorchScript(file, input, model.value("num_classes", input.num_classes), device);
+}
+
+using Builder = std::shared_ptr<Model> (*)(const nlohmann::json& model, const SampleSpec& input, c10::Device device);
+
+/// The builder of each model of spec/catalogue.h's ModelCatalogue (a unit test holds the two equal).
+const std::vector<std::pair<std::string, Builder>>& Builders() {
+  static const std::vector<std::pair<std::string, Builder>> builders = {
+      {"mlp", BuildMlp},
+      {"cnn", BuildCnn},
+      {"resnet18", BuildResNet<18>},
+      {"resnet50", BuildResNet<50>},
+      {"gpt", BuildGpt},
+      {"torchscript", BuildTorchScript},
+      {"aoti", BuildAoti},
+      {"python", BuildPython},
+  };
+  return builders;
+}
+
 }  // namespace
+
+std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
+  const std::string name = model.at("name").get<std::string>();
+  for (const auto& [built, build] : Builders())
+    if (built == name) return build(model, input, device);
+  NeedFloatSamples(name, input);
+  throw std::invalid_argument("unknown model '" + name + "'");
+}
 
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector<int64_t>& sample_shape,
                                   int64_t num_classes, c10::Device device) {
   return BuildModel(model, SampleSpec{sample_shape, c10::kFloat, {}, c10::kLong, num_classes}, device);
 }
 
-std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input, c10::Device device) {
-  const std::string name = model.at("name").get<std::string>();
-  if (name == "gpt") return MakeGpt(model, input);
-  if (name == "torchscript")
-    return LoadTorchScript(model, input, model.value("num_classes", input.num_classes), device);
-  if (name == "python") {
-    // The TorchScript file runx compile made from the builder, resolved by the runner (model.artifact).
-    if (!model.contains("artifact") || !model.at("artifact").is_string())
-      throw std::invalid_argument("model 'python' (" + model.value("path", std::string()) +
-                                  ") is trained from the TorchScript file `runx compile FILE.yaml` makes from its "
-                                  "builder, and this trial names none (model.artifact)");
-    nlohmann::json file = model;
-    file["name"] = "torchscript";
-    file["path"] = model.at("artifact");
-    return LoadTorchScript(file, input, model.value("num_classes", input.num_classes), device);
-  }
-  if (input.tokens())
-    throw std::invalid_argument("model '" + name + "' reads float samples, and the data gives token ids (" +
-                                std::string(c10::toString(input.input_dtype)) + "); use model 'gpt' or a TorchScript model");
-  const std::vector<int64_t>& sample_shape = input.input_shape;
-  int64_t num_classes = input.num_classes;
-  if (model.contains("num_classes")) num_classes = model.at("num_classes").get<int64_t>();
-  const double dropout = model.value("dropout", 0.0);
-  if (name == "mlp") {
-    int64_t in = 1;
-    for (auto d : sample_shape) in *= d;
-    return std::make_shared<Mlp>(in, Ints(model, "hidden", {256}), num_classes, dropout);
-  }
-  if (name == "cnn")
-    return std::make_shared<Cnn>(ImageChannels(name, sample_shape), Ints(model, "channels", {32, 64}),
-                                 num_classes, dropout);
-  if (name == "resnet18") return MakeResNet(18, ImageChannels(name, sample_shape), num_classes);
-  if (name == "resnet50") return MakeResNet(50, ImageChannels(name, sample_shape), num_classes);
-  if (name == "aoti") return LoadAoti(model, sample_shape, num_classes, device);
-  throw std::invalid_argument("unknown model '" + name + "'");
+std::vector<std::string> ModelNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, build] : Builders()) names.push_back(name);
+  return names;
 }
 
 int64_t ParameterCount(const torch::nn::Module& module) {

@@ -46,6 +46,10 @@ std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const std::vector
 std::shared_ptr<Model> BuildModel(const nlohmann::json& model, const SampleSpec& input,
                                   c10::Device device = c10::Device(c10::DeviceType::CPU));
 
+/// The models BuildModel builds, in the order of spec/catalogue.h's ModelCatalogue (which declares
+/// their keys; models/ cannot see spec/, so a unit test holds the two lists equal).
+std::vector<std::string> ModelNames();
+
 /// model: {name: torchscript, path: FILE}: loads FILE with torch::jit::load onto `device` (every
 /// tensor, including the constants a frozen module has instead of parameters) and wraps it.
 /// The wrapper's parameters and buffers are the jit module's own tensors under the same dotted

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/files.h"
+#include "spec/catalogue.h"
 #include "spec/overrides.h"
 #include "spec/schema_check.h"
 
@@ -27,76 +28,86 @@ Place PlaceOf(const std::string& pointer, const SourceMap& origins, const std::v
   return {{0, at.line, at.column}, fmt::format("at line {}", at.line)};
 }
 
-/// The keys of `data` that only some sources read, and those sources.
-struct SourceKeys {
-  const char* key;
-  std::vector<std::string> sources;
-};
-
-const std::vector<SourceKeys>& KeysBySource() {
-  static const std::vector<SourceKeys> keys = {
-      {"labels", {"memmap"}},        {"eval_path", {"memmap"}},
-      {"eval_labels", {"memmap"}},   {"dtype", {"memmap"}},
-      {"label_dtype", {"memmap"}},   {"scale", {"memmap"}},
-      {"normalize", {"memmap"}},     {"placement", {"synthetic", "fashion-mnist"}},
-      {"produce_ms", {"synthetic"}}, {"tokenizer", {"text"}},
-      {"seq_len", {"text"}},         {"val_fraction", {"text"}}};
-  return keys;
-}
-
-/// Rules of the data section that involve several keys.
-std::vector<Issue> CheckData(const json& data) {
+/// The keys `section`'s entry requires and the keys of other entries it refuses.
+std::vector<Issue> CheckSectionKeys(const json& doc, const CatalogueSection& catalogue) {
   std::vector<Issue> issues;
-  const json source = data.value("source", json());
-  if (!source.is_string()) return issues;  // the schema says what is wrong
-  const std::string name = source.get<std::string>();
-  if (name == "synthetic") {
-    for (const char* key : {"shape", "num_classes"}) {
-      if (data.contains(key)) continue;
-      issues.push_back({"/data", true, fmt::format("missing required key '{}' in 'data'", key),
-                        {"synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000"}});
+  const auto it = doc.find(catalogue.name);
+  if (it == doc.end() || !it->is_object()) return issues;
+  const json& section = *it;
+  const json selected = section.value(catalogue.selector, json());
+  if (!selected.is_string()) return issues;  // the schema says what is wrong
+  const std::string name = selected.get<std::string>();
+  const std::string at = "/" + catalogue.name;
+  const CatalogueEntry* entry = catalogue.Find(name);
+  if (entry && !catalogue.schema_requires) {
+    for (const CatalogueKey& key : entry->keys) {
+      if (!key.required || section.contains(key.name)) continue;
+      issues.push_back({at,
+                        true,
+                        fmt::format("missing required key '{}' in '{}'", key.name, catalogue.name),
+                        {entry->required_note}});
     }
   }
-  if (name == "memmap") {
-    for (const char* key : {"path", "labels"}) {
-      if (data.contains(key)) continue;
-      issues.push_back({"/data", true, fmt::format("missing required key '{}' in 'data'", key),
-                        {"memmap data needs 'path' (the inputs file) and 'labels' (the labels file), e.g. "
-                         "path: train_inputs.npy, labels: train_labels.npy; 'runx data pack' writes them"}});
+  for (const std::string& key : catalogue.EntryKeys()) {
+    if (!section.contains(key) || (entry && entry->Key(key))) continue;
+    const CatalogueEntry* refuser = nullptr;
+    for (const CatalogueEntry& reader : catalogue.entries) {
+      const CatalogueKey* k = reader.Key(key);
+      if (k && k->refused_elsewhere) {
+        refuser = &reader;
+        break;
+      }
     }
-    if (data.contains("eval_path") != data.contains("eval_labels")) {
-      const bool has_path = data.contains("eval_path");
-      issues.push_back({has_path ? "/data/eval_path" : "/data/eval_labels", true,
-                        fmt::format("'data.{}' needs 'data.{}'", has_path ? "eval_path" : "eval_labels",
-                                    has_path ? "eval_labels" : "eval_path"),
-                        {"the held-out split is two files: its inputs (eval_path) and their labels (eval_labels)"}});
-    }
+    if (!refuser) continue;  // left out of the trial's identity, not refused
+    const std::string note =
+        refuser->refused_note.empty()
+            ? fmt::format("'{}.{}' is for {}", catalogue.name, key, catalogue.called(OrList(catalogue.ReadersOf(key))))
+            : refuser->refused_note;
+    issues.push_back({PointerAppend(at, key),
+                      true,
+                      fmt::format("'{}.{}' is not used by {}", catalogue.name, key, catalogue.called(name)),
+                      {note}});
   }
-  if (name == "text")
-    for (auto& issue : CheckTextData(data)) issues.push_back(std::move(issue));
-  for (const auto& [key, sources] : KeysBySource()) {
-    if (!data.contains(key) || std::find(sources.begin(), sources.end(), name) != sources.end()) continue;
-    issues.push_back({PointerAppend("/data", key), true,
-                      fmt::format("'data.{}' is not used by {} data", key, name),
-                      {fmt::format("'data.{}' is for {} data", key, OrList(sources))}});
-  }
-  if (name == "synthetic" && data.contains("produce_ms") && data.value("placement", json("device")) != "host")
-    issues.push_back({"/data/produce_ms", true, "'data.produce_ms' needs 'data.placement: host'",
-                      {"produce_ms simulates the host work of making a batch; device-resident synthetic data has none"}});
   return issues;
 }
 
-/// The keys of `model` that only a python model reads (its builder and the builder's arguments).
-std::vector<Issue> CheckModelKeys(const json& model) {
+/// A model that reads other samples than the data gives: gpt reads token ids (text data), a
+/// TorchScript file either kind, every other model float samples.
+std::vector<Issue> CheckSamples(const json& doc) {
   std::vector<Issue> issues;
-  const json name = model.value("name", json());
-  if (!name.is_string() || name == "python") return issues;  // the schema says what is wrong
-  for (const char* key : {"builder", "kwargs"}) {
-    if (!model.contains(key)) continue;
-    issues.push_back({PointerAppend("/model", key), true,
-                      fmt::format("'model.{}' is not used by model {}", key, Quote(name.get<std::string>())),
-                      {"'builder' and 'kwargs' name the function of a python model and its keyword arguments, e.g. "
-                       "model: {name: python, path: model.py, builder: build, kwargs: {num_classes: 10}}"}});
+  const json model = doc.value("model", json()), data = doc.value("data", json());
+  if (!model.is_object() || !data.is_object()) return issues;
+  const json name = model.value("name", json()), source = data.value("source", json());
+  if (!name.is_string() || !source.is_string()) return issues;  // the schema says what is wrong
+  const CatalogueEntry* reader = ModelCatalogue().Find(name.get<std::string>());
+  const CatalogueEntry* giver = DataCatalogue().Find(source.get<std::string>());
+  const Samples reads = reader ? reader->samples : Samples::kFloats;
+  const Samples gives = giver ? giver->samples : Samples::kFloats;
+  if (reads == Samples::kTokens && gives == Samples::kFloats)
+    issues.push_back({"/model/name",
+                      false,
+                      fmt::format("model {} reads token ids, and {} data gives float samples",
+                                  Quote(name.get<std::string>()), source.get<std::string>()),
+                      {"train gpt on text data, e.g. data: {source: text, path: /usr/share/games/fortunes, "
+                       "seq_len: 128, batch_size: 32}"}});
+  if (reads == Samples::kFloats && gives == Samples::kTokens)
+    issues.push_back(
+        {"/model/name",
+         false,
+         fmt::format("model {} reads float samples, and {} data gives token ids", Quote(name.get<std::string>()),
+                     source.get<std::string>()),
+         {"text data trains a language model: use model 'gpt', or a TorchScript language model (model: {name: "
+          "torchscript, path: FILE}) mapping token ids [batch, seq_len] to logits [batch, seq_len, vocabulary]"}});
+  return issues;
+}
+
+/// The check of the entry each section names.
+std::vector<Issue> CheckEntries(const json& doc) {
+  std::vector<Issue> issues;
+  for (const CatalogueSection* catalogue : {&DataCatalogue(), &ModelCatalogue()}) {
+    const CatalogueEntry* entry = catalogue->Selected(doc.value(catalogue->name, json()));
+    if (!entry || !entry->check) continue;
+    for (auto& issue : entry->check(doc)) issues.push_back(std::move(issue));
   }
   return issues;
 }
@@ -123,13 +134,47 @@ std::vector<Issue> CheckInputPaths(const json& doc) {
       return nullptr;
     }
   };
-  for (const char* pointer : {"/model/path", "/data/path", "/data/labels", "/data/eval_path", "/data/eval_labels",
-                              "/optimizations/compiled_step/package"})
-    check(pointer, at(pointer));
+  for (const CatalogueSection* catalogue : {&ModelCatalogue(), &DataCatalogue()})
+    for (const std::string& key : catalogue->InputKeys()) {
+      const std::string pointer = "/" + catalogue->name + "/" + key;
+      check(pointer, at(pointer.c_str()));
+    }
+  check("/optimizations/compiled_step/package", at("/optimizations/compiled_step/package"));
   return issues;
 }
 
 }  // namespace
+
+std::vector<Issue> CheckSyntheticData(const json& doc) {
+  const json& data = doc.at("data");
+  if (data.contains("produce_ms") && data.value("placement", json("device")) != "host")
+    return {{"/data/produce_ms",
+             true,
+             "'data.produce_ms' needs 'data.placement: host'",
+             {"produce_ms simulates the host work of making a batch; device-resident synthetic data has none"}}};
+  return {};
+}
+
+std::vector<Issue> CheckMemmapData(const json& doc) {
+  const json& data = doc.at("data");
+  if (data.contains("eval_path") == data.contains("eval_labels")) return {};
+  const bool has_path = data.contains("eval_path");
+  return {{has_path ? "/data/eval_path" : "/data/eval_labels",
+           true,
+           fmt::format("'data.{}' needs 'data.{}'", has_path ? "eval_path" : "eval_labels",
+                       has_path ? "eval_labels" : "eval_path"),
+           {"the held-out split is two files: its inputs (eval_path) and their labels (eval_labels)"}}};
+}
+
+std::vector<Issue> CheckAoti(const json& doc) {
+  // An AOTInductor package is a compiled forward graph: nothing in it can be trained.
+  if (doc.value("task", json("train")) == "infer") return {};
+  return {{"/model/name",
+           false,
+           "model 'aoti' runs an AOTInductor package, which is inference-only",
+           {"add 'task: infer' to measure it; AOTInductor compiles forward graphs only, so to train a "
+            "model from a file export it with torch.jit and use model: {name: torchscript}"}}};
+}
 
 std::string TechniqueNote(const std::string& name, const SchemaSet& schemas) {
   std::vector<std::string> known;
@@ -178,22 +223,13 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
                       {fmt::format("'train.{}' is set {}; measure either a number of steps or a number of epochs",
                                    earlier, (epochs_last ? steps : epochs).text)}});
   }
-  if (const auto data = doc.find("data"); data != doc.end() && data->is_object())
-    for (auto& issue : CheckData(*data)) issues.push_back(std::move(issue));
-  if (const auto model = doc.find("model"); model != doc.end() && model->is_object())
-    for (auto& issue : CheckModelKeys(*model)) issues.push_back(std::move(issue));
-  for (auto& issue : CheckModelData(doc)) issues.push_back(std::move(issue));
+  for (const CatalogueSection* catalogue : {&DataCatalogue(), &ModelCatalogue()})
+    for (auto& issue : CheckSectionKeys(doc, *catalogue)) issues.push_back(std::move(issue));
+  for (auto& issue : CheckSamples(doc)) issues.push_back(std::move(issue));
+  for (auto& issue : CheckEntries(doc)) issues.push_back(std::move(issue));
   for (auto& issue : CheckInputPaths(doc)) issues.push_back(std::move(issue));
   // Each task reads its own section; the other one would be silently ignored.
   const json task = doc.value("task", json("train"));
-  // An AOTInductor package is a compiled forward graph: nothing in it can be trained.
-  if (const auto model = doc.find("model"); model != doc.end() && model->is_object() &&
-                                            model->value("name", json()) == "aoti" && task != "infer") {
-    issues.push_back({"/model/name", false,
-                      "model 'aoti' runs an AOTInductor package, which is inference-only",
-                      {"add 'task: infer' to measure it; AOTInductor compiles forward graphs only, so to train a "
-                       "model from a file export it with torch.jit and use model: {name: torchscript}"}});
-  }
   if (task.is_string()) {
     const bool infer = task == "infer";
     const char* unused = infer ? "train" : "infer";

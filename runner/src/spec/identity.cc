@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "spec/catalogue.h"
 #include "spec/spec.h"
 #include "spec/text_data.h"
 
@@ -21,55 +21,14 @@ using json = nlohmann::json;
 const char* const kNotTrialKeys[] = {"name",  "description", "results",         "repeats",
                                      "order", "order_seed",  "trial_timeout_s", "sweep"};
 
-// A key of a section used only when the section's `selector` has one of `values`.
-struct UsedWhen {
-  const char* key;
-  std::vector<std::string> values;
-};
-
-const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>>& SectionRules() {
-  static const std::map<std::string, std::pair<std::string, std::vector<UsedWhen>>> kRules = {
-      {"model",
-       {"name",
-        {{"hidden", {"mlp"}},
-         {"channels", {"cnn"}},
-         {"dropout", {"mlp", "cnn", "gpt"}},
-         {"path", {"torchscript", "aoti", "python"}},
-         {"jit_optimize", {"torchscript", "python"}},
-         {"builder", {"python"}},
-         {"kwargs", {"python"}},
-         {"artifact", {"python"}},
-         {"model_name", {"aoti"}},
-         {"n_layer", {"gpt"}},
-         {"n_head", {"gpt"}},
-         {"d_model", {"gpt"}},
-         {"block_size", {"gpt"}}}}},
-      {"data",
-       {"source",
-        {{"path", {"fashion-mnist", "memmap", "text"}},
-         {"shape", {"synthetic", "memmap"}},
-         {"labels", {"memmap"}},
-         {"eval_path", {"memmap"}},
-         {"eval_labels", {"memmap"}},
-         {"dtype", {"memmap"}},
-         {"label_dtype", {"memmap"}},
-         {"scale", {"memmap"}},
-         {"normalize", {"memmap"}},
-         {"placement", {"synthetic", "fashion-mnist"}},
-         {"produce_ms", {"synthetic"}},
-         {"tokenizer", {"text"}},
-         {"seq_len", {"text"}},
-         {"val_fraction", {"text"}}}}},
-  };
-  return kRules;
-}
-
-void Prune(json* section, const std::string& selector, const std::vector<UsedWhen>& rules) {
-  if (!section->is_object() || !section->contains(selector) || !(*section)[selector].is_string()) return;
-  const std::string value = (*section)[selector].get<std::string>();
-  for (const UsedWhen& rule : rules) {
-    if (std::find(rule.values.begin(), rule.values.end(), value) == rule.values.end()) section->erase(rule.key);
-  }
+// Leaves out the keys of `section` that the entry it names does not read (all entry keys for an
+// unknown entry); common keys stay.
+void Prune(json* section, const CatalogueSection& catalogue) {
+  if (!section->is_object() || !section->contains(catalogue.selector) || !(*section)[catalogue.selector].is_string())
+    return;
+  const CatalogueEntry* entry = catalogue.Selected(*section);
+  for (const std::string& key : catalogue.EntryKeys())
+    if (!entry || !entry->Key(key)) section->erase(key);
 }
 
 }  // namespace
@@ -80,8 +39,8 @@ json UsedConfig(const json& config) {
   for (const char* key : kNotTrialKeys) used.erase(key);
   const std::string task = used.value("task", "train");
   used.erase(task == "infer" ? "train" : "infer");
-  for (const auto& [section, rule] : SectionRules()) {
-    if (used.contains(section)) Prune(&used[section], rule.first, rule.second);
+  for (const CatalogueSection* catalogue : {&ModelCatalogue(), &DataCatalogue()}) {
+    if (used.contains(catalogue->name)) Prune(&used[catalogue->name], *catalogue);
   }
   const json techniques = ResolvedTechniques(used);
   if (!techniques.empty() || used.contains("optimizations")) used["optimizations"] = techniques;
@@ -125,26 +84,11 @@ json InputFiles(const json& config) {
     }
     inputs[key] = entry;
   };
-  const json used = UsedConfig(config);
-  const json model = used.value("model", json::object());
-  const std::string model_name = model.value("name", "");
-  if ((model_name == "torchscript" || model_name == "aoti" || model_name == "python") && model.contains("path") &&
-      model["path"].is_string())
-    add("model.path", model["path"].get<std::string>());
-  // A technique's files: compiled_step's package and the sidecar runx reads beside it.
-  const json techniques = used.value("optimizations", json::object());
-  if (techniques.is_object() && techniques.contains("compiled_step") && techniques["compiled_step"].is_object() &&
-      techniques["compiled_step"].contains("package") && techniques["compiled_step"]["package"].is_string()) {
-    const std::string package = techniques["compiled_step"]["package"].get<std::string>();
-    add("optimizations.compiled_step.package", package);
-    add("optimizations.compiled_step.sidecar", package + ".json");
-  }
-  const json data = used.value("data", json::object());
-  if (data.value("source", "") == "text" && data.contains("path") && data["path"].is_string()) {
+  const auto add_text = [&](const std::string& key, const std::string& path) {
     // Exactly the files the text source reads (a folder's text files, not its indexes or links).
-    json entry{{"path", data["path"]}};
+    json entry{{"path", path}};
     try {
-      const auto files = ListTextFiles(data["path"].get<std::string>());
+      const auto files = ListTextFiles(path);
       std::string all;
       for (const auto& f : files) all += fs::path(f.path).filename().string() + " " + Sha256OfFile(f.path) + "\n";
       entry["sha256"] = files.size() == 1 ? Sha256OfFile(files[0].path) : Sha256Hex(all);
@@ -152,11 +96,30 @@ json InputFiles(const json& config) {
     } catch (const std::exception& e) {
       entry["sha256"] = fmt::format("unreadable: {}", e.what());
     }
-    inputs["data.path"] = entry;
-    return inputs;
+    inputs[key] = entry;
+  };
+  const json used = UsedConfig(config);
+  // The input files of the model and the data source the config names (spec/catalogue.h).
+  for (const CatalogueSection* catalogue : {&ModelCatalogue(), &DataCatalogue()}) {
+    const json section = used.value(catalogue->name, json::object());
+    const CatalogueEntry* entry = catalogue->Selected(section);
+    if (!entry) continue;
+    for (const CatalogueKey& key : entry->keys) {
+      if (key.input == InputKind::kNone || !section.contains(key.name) || !section[key.name].is_string()) continue;
+      const std::string name = catalogue->name + "." + key.name, path = section[key.name].get<std::string>();
+      if (key.input == InputKind::kTextFiles)
+        add_text(name, path);
+      else
+        add(name, path);
+    }
   }
-  for (const char* key : {"path", "labels", "eval_path", "eval_labels"}) {
-    if (data.contains(key) && data[key].is_string()) add(std::string("data.") + key, data[key].get<std::string>());
+  // A technique's files: compiled_step's package and the sidecar runx reads beside it.
+  const json techniques = used.value("optimizations", json::object());
+  if (techniques.is_object() && techniques.contains("compiled_step") && techniques["compiled_step"].is_object() &&
+      techniques["compiled_step"].contains("package") && techniques["compiled_step"]["package"].is_string()) {
+    const std::string package = techniques["compiled_step"]["package"].get<std::string>();
+    add("optimizations.compiled_step.package", package);
+    add("optimizations.compiled_step.sidecar", package + ".json");
   }
   return inputs;
 }

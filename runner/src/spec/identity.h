@@ -13,7 +13,7 @@ namespace runx::spec {
 /// The keys of `config` (a resolved trial config) that the trial uses: without the experiment's
 /// name, description, results path and scheduling keys (repeats, order, order_seed,
 /// trial_timeout_s, sweep), without the section of the other task (train or infer), and without
-/// model and data keys that the chosen model or data source ignores (a synthetic-data trial
+/// model and data keys that the chosen model or data source ignores (spec/catalogue.h: a synthetic-data trial
 /// keeps no Fashion-MNIST path, a cnn no mlp widths). Techniques the precision or batch size
 /// imply (amp for fp16/bf16, auto_batch for batch_size auto) are made explicit.
 nlohmann::json UsedConfig(const nlohmann::json& config);

@@ -1,5 +1,5 @@
 // The rules of text data and the gpt model that the schema cannot express: the files of
-// data.path, seq_len against the length of the text, and which models read token ids.
+// data.path, seq_len against the length of the text, gpt's sizes against each other and the text's.
 #include <map>
 #include <mutex>
 
@@ -95,17 +95,9 @@ void CheckSeqLen(const json& data, const std::string& path, const std::vector<Te
 
 }  // namespace
 
-std::vector<Issue> CheckTextData(const json& data) {
+std::vector<Issue> CheckTextData(const json& doc) {
   std::vector<Issue> issues;
-  for (const char* key : {"path", "seq_len"}) {
-    if (data.contains(key)) continue;
-    issues.push_back({"/data",
-                      true,
-                      fmt::format("missing required key '{}' in 'data'", key),
-                      {fmt::format("text data needs 'path' (a text file, plain or gzip, or a folder of them) and "
-                                   "'seq_len' (input tokens per sample), {}",
-                                   kTextExample)}});
-  }
+  const json& data = doc.at("data");
   const json path = data.value("path", json());
   if (!path.is_string()) return issues;
   const Listing& listing = ListOnce(path.get<std::string>());
@@ -121,28 +113,11 @@ std::vector<Issue> CheckTextData(const json& data) {
   return issues;
 }
 
-std::vector<Issue> CheckModelData(const json& doc) {
+std::vector<Issue> CheckGpt(const json& doc) {
   std::vector<Issue> issues;
   const json model = doc.value("model", json()), data = doc.value("data", json());
-  if (!model.is_object() || !data.is_object()) return issues;
-  const json name = model.value("name", json()), source = data.value("source", json());
-  if (!name.is_string() || !source.is_string()) return issues;  // the schema says what is wrong
-  const bool gpt = name == "gpt", text = source == "text";
-  if (gpt && !text)
-    issues.push_back(
-        {"/model/name",
-         false,
-         fmt::format("model 'gpt' reads token ids, and {} data gives float samples", source.get<std::string>()),
-         {"train gpt on text data, e.g. data: {source: text, path: /usr/share/games/fortunes, "
-          "seq_len: 128, batch_size: 32}"}});
-  if (text && !gpt && name != "torchscript")
-    issues.push_back(
-        {"/model/name",
-         false,
-         fmt::format("model {} reads float samples, and text data gives token ids", Quote(name.get<std::string>())),
-         {"text data trains a language model: use model 'gpt', or a TorchScript language model (model: {name: "
-          "torchscript, path: FILE}) mapping token ids [batch, seq_len] to logits [batch, seq_len, vocabulary]"}});
-  if (!gpt) return issues;
+  if (!model.is_object() || !data.is_object() || !data.value("source", json()).is_string())
+    return issues;  // the schema says what is wrong
   if (model.contains("num_classes"))
     issues.push_back({"/model/num_classes",
                       true,
