@@ -1,14 +1,57 @@
 #include "spec/catalogue.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "spec/checks.h"
 
 namespace runx::spec {
 namespace {
 
-using K = CatalogueKey;
-constexpr InputKind kFile = InputKind::kFile;
+/// A key, read as it is declared: Key("labels").Required().File().RefusedElsewhere().
+class Key {
+ public:
+  explicit Key(const char* name) { key_.name = name; }
+  Key Required() const { return With(&CatalogueKey::required, true); }
+  Key File() const { return With(&CatalogueKey::input, InputKind::kFile); }
+  Key TextFiles() const { return With(&CatalogueKey::input, InputKind::kTextFiles); }
+  Key RefusedElsewhere() const { return With(&CatalogueKey::refused_elsewhere, true); }
+  Key SetByRunx() const { return With(&CatalogueKey::set_by_runx, true); }
+  operator CatalogueKey() const { return key_; }  // NOLINT: declared where a CatalogueKey is stored
+
+ private:
+  template <typename T>
+  Key With(T CatalogueKey::*field, T value) const {
+    Key copy = *this;
+    copy.key_.*field = value;
+    return copy;
+  }
+  CatalogueKey key_;
+};
+
+/// An entry, read as it is declared: Entry("gpt", {keys}).Reads(Samples::kTokens).Check(CheckGpt).
+class Entry {
+ public:
+  Entry(const char* name, std::vector<CatalogueKey> keys) {
+    entry_.name = name;
+    entry_.keys = std::move(keys);
+  }
+  Entry Reads(Samples samples) const { return With(&CatalogueEntry::samples, samples); }
+  Entry Gives(Samples samples) const { return With(&CatalogueEntry::samples, samples); }
+  Entry RequiredNote(const char* note) const { return With(&CatalogueEntry::required_note, std::string(note)); }
+  Entry RefusedNote(const char* note) const { return With(&CatalogueEntry::refused_note, std::string(note)); }
+  Entry Check(std::vector<Issue> (*check)(const json& doc)) const { return With(&CatalogueEntry::check, check); }
+  operator CatalogueEntry() const { return entry_; }  // NOLINT: declared where a CatalogueEntry is stored
+
+ private:
+  template <typename T>
+  Entry With(T CatalogueEntry::*field, T value) const {
+    Entry copy = *this;
+    copy.entry_.*field = std::move(value);
+    return copy;
+  }
+  CatalogueEntry entry_;
+};
 
 const char* const kPythonNote =
     "'builder' and 'kwargs' name the function of a python model and its keyword arguments, e.g. "
@@ -22,24 +65,18 @@ CatalogueSection MakeModels() {
   s.schema_requires = true;  // the schema's if/then requires 'path' (catalogue_test.cc holds it to this)
   s.called = [](const std::string& entry) { return "model " + Quote(entry); };
   s.entries = {
-      {"mlp", {K{"hidden"}, K{"dropout"}}},
-      {"cnn", {K{"channels"}, K{"dropout"}}},
-      {"resnet18", {}},
-      {"resnet50", {}},
-      {"gpt",
-       {K{"dropout"}, K{"n_layer"}, K{"n_head"}, K{"d_model"}, K{"block_size"}},
-       Samples::kTokens,
-       "",
-       "",
-       CheckGpt},
-      {"torchscript", {K{"path", true, kFile}, K{"jit_optimize"}}, Samples::kAny},
-      {"aoti", {K{"path", true, kFile}, K{"model_name"}}, Samples::kFloats, "", "", CheckAoti},
-      {"python",
-       {K{"path", true, kFile}, K{"jit_optimize"}, K{"builder", false, InputKind::kNone, true},
-        K{"kwargs", false, InputKind::kNone, true}, K{"artifact", false, InputKind::kNone, false, true}},
-       Samples::kFloats,
-       "",
-       kPythonNote},
+      Entry("mlp", {Key("hidden"), Key("dropout")}),
+      Entry("cnn", {Key("channels"), Key("dropout")}),
+      Entry("resnet18", {}),
+      Entry("resnet50", {}),
+      Entry("gpt", {Key("dropout"), Key("n_layer"), Key("n_head"), Key("d_model"), Key("block_size")})
+          .Reads(Samples::kTokens)
+          .Check(CheckGpt),
+      Entry("torchscript", {Key("path").Required().File(), Key("jit_optimize")}).Reads(Samples::kAny),
+      Entry("aoti", {Key("path").Required().File(), Key("model_name")}).Check(CheckAoti),
+      Entry("python", {Key("path").Required().File(), Key("jit_optimize"), Key("builder").RefusedElsewhere(),
+                       Key("kwargs").RefusedElsewhere(), Key("artifact").SetByRunx()})
+          .RefusedNote(kPythonNote),
   };
   return s;
 }
@@ -53,32 +90,25 @@ CatalogueSection MakeDataSources() {
   // 'path' (its schema default is fashion-mnist's folder) and 'shape' are left out of the identity
   // of a source that does not read them, but not refused.
   s.entries = {
-      {"synthetic",
-       {K{"shape", true}, K{"num_classes", true}, K{"placement", false, InputKind::kNone, true},
-        K{"produce_ms", false, InputKind::kNone, true}},
-       Samples::kFloats,
-       "synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000",
-       "",
-       CheckSyntheticData},
-      {"fashion-mnist", {K{"path", false, kFile}, K{"placement", false, InputKind::kNone, true}}},
-      {"memmap",
-       {K{"path", true, kFile}, K{"labels", true, kFile, true}, K{"eval_path", false, kFile, true},
-        K{"eval_labels", false, kFile, true}, K{"dtype", false, InputKind::kNone, true},
-        K{"label_dtype", false, InputKind::kNone, true}, K{"scale", false, InputKind::kNone, true},
-        K{"normalize", false, InputKind::kNone, true}, K{"shape"}},
-       Samples::kFloats,
-       "memmap data needs 'path' (the inputs file) and 'labels' (the labels file), e.g. path: train_inputs.npy, "
-       "labels: train_labels.npy; 'runx data pack' writes them",
-       "",
-       CheckMemmapData},
-      {"text",
-       {K{"path", true, InputKind::kTextFiles}, K{"seq_len", true, InputKind::kNone, true},
-        K{"tokenizer", false, InputKind::kNone, true}, K{"val_fraction", false, InputKind::kNone, true}},
-       Samples::kTokens,
-       "text data needs 'path' (a text file, plain or gzip, or a folder of them) and 'seq_len' (input tokens per "
-       "sample), e.g. path: /usr/share/games/fortunes ('apt-get install fortunes'), seq_len: 128",
-       "",
-       CheckTextData},
+      Entry("synthetic", {Key("shape").Required(), Key("num_classes").Required(), Key("placement").RefusedElsewhere(),
+                          Key("produce_ms").RefusedElsewhere()})
+          .RequiredNote("synthetic data needs 'shape' and 'num_classes', e.g. shape: [3, 224, 224], num_classes: 1000")
+          .Check(CheckSyntheticData),
+      Entry("fashion-mnist", {Key("path").File(), Key("placement").RefusedElsewhere()}),
+      Entry("memmap", {Key("path").Required().File(), Key("labels").Required().File().RefusedElsewhere(),
+                       Key("eval_path").File().RefusedElsewhere(), Key("eval_labels").File().RefusedElsewhere(),
+                       Key("dtype").RefusedElsewhere(), Key("label_dtype").RefusedElsewhere(),
+                       Key("scale").RefusedElsewhere(), Key("normalize").RefusedElsewhere(), Key("shape")})
+          .RequiredNote("memmap data needs 'path' (the inputs file) and 'labels' (the labels file), e.g. path: "
+                        "train_inputs.npy, labels: train_labels.npy; 'runx data pack' writes them")
+          .Check(CheckMemmapData),
+      Entry("text", {Key("path").Required().TextFiles(), Key("seq_len").Required().RefusedElsewhere(),
+                     Key("tokenizer").RefusedElsewhere(), Key("val_fraction").RefusedElsewhere()})
+          .Gives(Samples::kTokens)
+          .RequiredNote(
+              "text data needs 'path' (a text file, plain or gzip, or a folder of them) and 'seq_len' (input "
+              "tokens per sample), e.g. path: /usr/share/games/fortunes ('apt-get install fortunes'), seq_len: 128")
+          .Check(CheckTextData),
   };
   return s;
 }

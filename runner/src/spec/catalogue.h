@@ -31,7 +31,7 @@ enum class InputKind {
 /// One key of a section that a model or data source reads.
 struct CatalogueKey {
   std::string name;
-  bool required = false;  ///< absent: an error (in the schema or CheckSemantics: CatalogueSection)
+  bool required = false;  ///< absent: an error (the schema's or CheckSemantics': see schema_requires)
   InputKind input = InputKind::kNone;
   /// Set with a model or source that does not read it: an error. Otherwise such a key is only left
   /// out of the trial's identity (a schema default, or a key a sweep sets for some variants).
@@ -42,9 +42,10 @@ struct CatalogueKey {
 
 /// One model or data source.
 struct CatalogueEntry {
-  std::string name;                ///< the value of the section's selector: "resnet50", "memmap"
-  std::vector<CatalogueKey> keys;  ///< the keys it reads beyond its section's common ones, which it
-                                   ///< lists only to require them
+  std::string name;  ///< the value of the section's selector: "resnet50", "memmap"
+  /// The keys it reads beyond its section's common ones (a common key is listed only to require
+  /// it: synthetic data's num_classes).
+  std::vector<CatalogueKey> keys;
   Samples samples = Samples::kFloats;
   std::string required_note;  ///< the note of a missing required key (CheckSemantics)
   /// The note when another entry's section sets one of its refused keys; empty: "'data.<key>' is
