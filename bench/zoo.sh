@@ -6,12 +6,12 @@
 # compiled_step + cuda_graphs), bf16 + channels_last, SGD; PyTorch eager and torch.compile of the same
 # model run in the same call (bench/compile_step.py --configs eager,compile).
 #   bash bench/zoo.sh compile [MODEL...]   # the packages, JOBS at a time (minutes each)
-#   bash bench/zoo.sh measure [MODEL...]   # runx and the peer, one model after another
+#   bash bench/zoo.sh measure [MODEL...]   # runx (--force: measured again, nothing reused) and the peer, one model after another
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
 # On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
 # the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
 # default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 30),
-# PYTHON (runx compile --python), JOBS (parallel compiles, default 4), PEER=0 (no PyTorch figures),
+# PYTHON (runx compile --python), JOBS (parallel compiles, default 3: six at once ran out of the H100's memory), PEER=0 (no PyTorch figures),
 # PEER_CONFIGS (compile_step.py's configs, default eager,compile; add compile-max for max-autotune), SETS (more --set arguments for
 # runx, e.g. a CPU stand-in: SETS="--set device=cpu --set data.batch_size=4").
 set -uo pipefail
@@ -53,14 +53,14 @@ case $what in
       ( f=$(experiment "$m"); $R compile "$f" --db "$DB" --python "${PYTHON:-python3}" ${SETS:-} > "$W/$m-compile.log" 2>&1
         echo "[$m compile rc=$?] $(grep -E '^  (ok|FAILED|cannot tell)|runx: error' "$W/$m-compile.log" | tail -n 2 | tr '\n' ' ')" ) &
       running=$((running + 1))
-      if [ "$running" -ge "${JOBS:-4}" ]; then wait -n; running=$((running - 1)); fi
+      if [ "$running" -ge "${JOBS:-3}" ]; then wait -n; running=$((running - 1)); fi
     done
     wait
     ;;
   measure)
     for m in $models; do
       f=$(experiment "$m")
-      $R "$f" --db "$DB" ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
+      $R "$f" --db "$DB" --force ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
       [ "${PEER:-1}" = 0 ] || python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
         "{\"name\": \"$m\", \"num_classes\": 1000}" --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" \
         --dtype bf16 --channels-last --no-check --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
@@ -72,7 +72,7 @@ case $what in
     echo "|---|---|---|---|---|---|---|---|---|---|"
     for m in $models; do
       row() { $R query --db "$DB" --format csv "SELECT coalesce(printf('%.0f', samples_per_s), status || ': ' ||
-        replace(substr(error, 1, 80), '|', '/')) FROM trial_summary WHERE experiment = 'zoo-$m' AND label = '$1'
+        replace(substr(error, 1, 80), '|', '/')) AS v FROM trial_summary WHERE experiment = 'zoo-$m' AND label = '$1'
         ORDER BY trial_id DESC LIMIT 1" 2>/dev/null | tail -n +2 | tr -d '"\r'; }
       peer() { python3 -c "import json,sys
 for l in open('$W/$m-peer.log'):

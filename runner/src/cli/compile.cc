@@ -46,9 +46,13 @@ constexpr int kCheckSteps = 3;
 /// (engine/step_check.h); prints the runs and the figures. True when it trains alike.
 bool CheckPackage(const Needed& n, const std::string& partial, const spec::SchemaSet& schemas,
                   const std::string& compiled_dir) {
-  nlohmann::json candidate = n.config;
+  // The check's trials are experiments of their own: a python model's TorchScript file is named
+  // again by their sweep from compiled_dir (the same key), not written into the file as `artifact`.
+  nlohmann::json config = n.config;
+  if (spec::IsPythonModel(config) && config["model"].is_object()) config["model"].erase("artifact");
+  nlohmann::json candidate = config;
   spec::SetPackage(&candidate, fs::absolute(partial).string());
-  nlohmann::json without = n.config;
+  nlohmann::json without = config;
   without["optimizations"].erase("compiled_step");
   engine::StepCheckOptions options;
   options.steps = kCheckSteps;
