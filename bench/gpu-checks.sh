@@ -44,7 +44,7 @@ build() {
   # The binaries come back too: a later call on a fresh machine unpacks them (section unpack)
   # instead of building again. Copy $OUT/build-device-{bin,test}.tgz into .devbin/ here, carry .devbin.
   # Two files: one file comes back only under 16 MiB, and runx_unit_test alone is 7 MB.
-  tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/plugins build-device/env.sh \
+  tar -czf "$OUT/build-device-bin.tgz" --exclude='*.o' build-device/runx build-device/runx-worker build-device/plugins build-device/env.sh \
     build-device/sources.digest $(find build-device -maxdepth 1 \( -name '*.so*' -o -name runx_compiled_step_probe \))
   if [ -x build-device/runx_unit_test ]; then
     tar -czf "$OUT/build-device-test.tgz" build-device/runx_unit_test build-device/tests.digest \

@@ -1,6 +1,6 @@
 # `cmake --install BUILD --prefix P`: runx, its technique plugins and what it reads at run time,
 # laid out so that the installed binary finds them relative to itself (base/install_dirs.h):
-#   P/bin/runx
+#   P/bin/runx, P/bin/runx-worker                                           (runx hands the LibTorch commands to the worker)
 #   P/lib/runx/plugins/lib<technique>.so + <technique>.schema.json
 #   P/share/runx/bench/compile_step.py (+ peer_gpt.py, which it imports)   what `runx compile` runs
 #   P/share/runx/experiments/*.yaml                                         the ready-to-run examples
@@ -20,8 +20,8 @@ file(RELATIVE_PATH RUNX_JAVASCRIPT_DIR_FROM_BIN ${CMAKE_INSTALL_FULL_BINDIR} ${C
 function(runx_install_rules)
   get_property(plugins GLOBAL PROPERTY RUNX_PLUGINS)
   # A LibTorch outside the system's folders (pip's) stays found from the installed files.
-  set_target_properties(runx ${plugins} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
-  install(TARGETS runx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set_target_properties(runx runx-worker ${plugins} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  install(TARGETS runx runx-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(TARGETS ${plugins} LIBRARY DESTINATION ${RUNX_INSTALL_PLUGIN_DIR})
   foreach(p IN LISTS plugins)
     get_target_property(schema ${p} RUNX_SCHEMA)

@@ -15,6 +15,8 @@ unset RUNX_PLUGIN_DIR RUNX_PLUGIN_PATH RUNX_JAVASCRIPT_DIR
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install"; }
 runx="$prefix/bin/runx"
 [[ -x "$runx" ]] || fail "no $runx"
+# runx hands the commands that run LibTorch (run, plugins, ...) to the worker beside it.
+[[ -x "$prefix/bin/runx-worker" ]] || fail "no $prefix/bin/runx-worker"
 for f in lib/runx/plugins/libamp.so lib/runx/plugins/amp.schema.json lib/runx/plugins/libchannels_last.so \
          share/runx/bench/compile_step.py share/runx/bench/peer_gpt.py share/runx/experiments/quickstart.yaml; do
   [[ -f "$prefix/$f" ]] || fail "not installed: $f"

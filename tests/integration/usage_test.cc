@@ -207,6 +207,34 @@ TEST_F(Usage, DoctorAndPluginsSpeakJson) {
   EXPECT_EQ(r.out.rfind("name              version   api   libtorch  description\n", 0), 0u) << r.out;
 }
 
+// runx links no LibTorch (docs/design.md, "Two binaries"): the readers start without it, and the
+// commands that run LibTorch are handed to runx-worker, whose absence is a clear error for those
+// commands only.
+TEST_F(Usage, RunxLinksNoLibTorchAndHandsItsCommandsToTheWorker) {
+  Result r = Shell("readelf -d " + std::string(RUNX_BIN) + " | grep NEEDED");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("libsqlite3"), std::string::npos) << r.out;  // the store is linked...
+  for (const char* lib : {"torch", "c10", "libboost", "libgomp"})  // ...LibTorch and the plugin loader are not
+    EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " is linked into runx:\n" << r.out;
+  r = Shell("readelf -d " + std::string(RUNX_BIN) + "-worker | grep NEEDED");
+  EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
+
+  RunTiny("quickstart");  // through the worker
+  const std::string no_worker = "RUNX_WORKER=" + (dir_ / "no-such-worker").string() + " " + RUNX_BIN;
+  r = Shell(no_worker + " query --db " + db_ + " \"SELECT count(*) AS n FROM trials\" --format csv 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, "n\r\n1\r\n");  // CSV ends its lines with CRLF (RFC 4180)
+  for (const std::string& command :
+       std::vector<std::string>{"doctor", "plugins", "run -q " + (dir_ / "quickstart.yaml").string()}) {
+    r = Shell(no_worker + " " + command + " 2>&1");
+    EXPECT_EQ(r.status, 1) << command << ": " << r.out;
+    EXPECT_NE(r.out.find("runx: error: cannot start the runx worker '" + (dir_ / "no-such-worker").string() +
+                         "': No such file or directory"),
+              std::string::npos)
+        << command << ": " << r.out;
+  }
+}
+
 TEST_F(Usage, RunSpeaksJsonByEitherSpelling) {
   const fs::path file = dir_ / "tiny.yaml";
   std::ofstream(file) << "name: tiny\ndevice: cpu\nresults: " << db_

@@ -124,7 +124,17 @@ std::string Reworded(std::string s) {
 
 }  // namespace
 
+namespace {
+std::vector<std::string>& Arguments() {
+  static std::vector<std::string> arguments;
+  return arguments;
+}
+}  // namespace
+
+const std::vector<std::string>& ProcessArguments() { return Arguments(); }
+
 int Main(int argc, char** argv) {
+  Arguments().assign(argv + 1, argv + argc);
   std::vector<std::string> words(argv + 1, argv + argc);
   CommandLine line = MakeCommandLine(words);
   CLI::App& app = *line.app;

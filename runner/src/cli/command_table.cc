@@ -13,7 +13,6 @@
 
 #include "base/spelling.h"
 #include "cli/commands.h"
-#include "engine/child.h"
 #include "version.h"
 
 namespace runx::cli {
@@ -349,7 +348,7 @@ Handler DefineTrial(CLI::App& cmd, const std::vector<std::string>&) {
   cmd.add_option("--world-size", p->world_size);
   cmd.add_option("--rendezvous", p->rendezvous);
   cmd.add_flag("--ranks-from-env", p->ranks_from_env);
-  return [p] { return engine::TrialChildMain(*p); };
+  return [p] { return Trial(*p); };
 }
 
 }  // namespace

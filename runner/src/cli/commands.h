@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/pack.h"
+#include "engine/child.h"
 #include "report/table.h"
 #include "slurm/submit.h"
 #include "store/merge.h"
@@ -152,7 +153,16 @@ int Plugins(const std::string& format);
 /// `runx data pack`: writes an experiment's data as .npy files and prints the YAML to read them.
 int DataPack(const data::PackRequest& request);
 
-/// Entry point of the runx binary.
+/// The internal `trial`: one trial (or one rank of one) in a child process (engine/child.h).
+int Trial(const engine::TrialChildArgs& args);
+
+/// Entry point of runx and of its worker: both read the same command line (the command table).
+/// The commands that need LibTorch (Run, Compile, Verify, Doctor, Plugins, DataPack, Trial) are
+/// defined twice: in the worker (runx-worker), where they run, and in cli/forward.cc for runx
+/// itself, which links no LibTorch and hands them to the worker (docs/design.md, "Two binaries").
 int Main(int argc, char** argv);
+
+/// The arguments runx was started with (argv[1..]), as Main received them.
+const std::vector<std::string>& ProcessArguments();
 
 }  // namespace runx::cli
