@@ -13,4 +13,6 @@ const char* SourceDir();
 /// Where runx's shipped files lie (bench/compile_step.py, experiments/): P/share/runx for an
 /// installed P/bin/runx, else the source tree it was built from.
 std::string DataDir();
+/// The build type runx was compiled as (CMake's CMAKE_BUILD_TYPE).
+std::string BuildType();
 }  // namespace runx

@@ -113,11 +113,14 @@ TEST_F(Runs, AnEditedFileReusesItsResultsWithACompleteReport) {
 TEST_F(Runs, ANewBuildRunsAgainUnlessAskedToReuse) {
   const auto file = Write(Tiny("builds", ""));
   ASSERT_EQ(Runx(file + " --db " + db_ + " -q").status, 0);
-  // Another build of runx: the same program with one more byte (its content hash differs).
-  const fs::path other = dir_ / "runx-other-build";
+  // Another build of runx: the same programs, runx with one more byte (its content hash differs),
+  // and its worker beside it.
+  fs::create_directories(dir_ / "other-build");
+  const fs::path other = dir_ / "other-build" / "runx";
   fs::copy_file(RUNX_BIN, other);
   std::ofstream(other, std::ios::app | std::ios::binary) << '\n';
   fs::permissions(other, fs::perms::owner_all);
+  fs::copy_file(std::string(RUNX_BIN) + "-worker", dir_ / "other-build" / "runx-worker");
   const auto run = [&](const std::string& args) {
     return Wait(Spawn(file + " --db " + db_ + " -q" + args, other.string()));
   };

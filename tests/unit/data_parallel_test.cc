@@ -7,7 +7,7 @@
 #include "buckets.h"
 #include "data/data.h"
 #include "data/shard.h"
-#include "engine/child.h"
+#include "sweep/child.h"
 #include "engine/data_parallel.h"
 #include "engine/process_group.h"
 #include "reducer.h"

@@ -110,19 +110,40 @@ int WaitForExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-ProcessResult RunProcess(const std::vector<std::string>& argv) {
+namespace {
+
+/// write(2) to a pipe whose reader may be gone: EPIPE instead of SIGPIPE, which would end runx.
+ssize_t WriteWithoutSigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  const ssize_t n = write(fd, data, size);
+  const int error = errno;
+  if (n < 0 && error == EPIPE) {  // the SIGPIPE it raised is pending on this thread: take it
+    const timespec now{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = error;
+  return n;
+}
+
+}  // namespace
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const std::optional<std::string>& input) {
   ProcessResult r;
   if (argv.empty()) {
     r.error = "no command";
     return r;
   }
-  Pipe out, err;
-  if (pipe2(out.fd, O_CLOEXEC) != 0 || pipe2(err.fd, O_CLOEXEC) != 0) {
+  Pipe in, out, err;
+  if (pipe2(out.fd, O_CLOEXEC) != 0 || pipe2(err.fd, O_CLOEXEC) != 0 || (input && pipe2(in.fd, O_CLOEXEC) != 0)) {
     r.error = std::strerror(errno);
     return r;
   }
   SpawnOptions options;
-  options.in = SpawnStream::Null();
+  options.in = input ? SpawnStream::Fd(in.fd[0]) : SpawnStream::Null();
   options.out = SpawnStream::Fd(out.fd[1]);
   options.err = SpawnStream::Fd(err.fd[1]);
   pid_t pid = 0;
@@ -133,17 +154,19 @@ ProcessResult RunProcess(const std::vector<std::string>& argv) {
     return r;
   }
   r.started = true;
-  close(out.fd[1]);
-  out.fd[1] = -1;
-  close(err.fd[1]);
-  err.fd[1] = -1;
-  // Both streams at once, so a command that fills one pipe while we wait on the other cannot stall.
-  pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+  for (int* fd : {&out.fd[1], &err.fd[1], &in.fd[0]}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+  if (input) fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  // All streams at once, so a command that fills one pipe while we wait on another cannot stall.
+  pollfd fds[3] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}, {input ? in.fd[1] : -1, POLLOUT, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
   int open_streams = 2;
   char buf[4096];
   while (open_streams > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -155,6 +178,16 @@ ProcessResult RunProcess(const std::vector<std::string>& argv) {
       } else if (n == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_streams;
+      }
+    }
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      const ssize_t n = written < input->size()
+                            ? WriteWithoutSigpipe(in.fd[1], input->data() + written, input->size() - written)
+                            : 0;
+      if (n > 0) written += static_cast<size_t>(n);
+      if (written >= input->size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(in.fd[1]);  // all of it, or a reader that is gone: its end of input
+        in.fd[1] = fds[2].fd = -1;
       }
     }
   }

@@ -73,8 +73,9 @@ struct ProcessResult {
   std::string error;     ///< why it did not start
 };
 
-/// Runs `argv` (argv[0] looked up on PATH) with stdin from /dev/null and waits for it, keeping
-/// what it writes to stdout and stderr.
-ProcessResult RunProcess(const std::vector<std::string>& argv);
+/// Runs `argv` (argv[0] looked up on PATH) and waits for it, keeping what it writes to stdout and
+/// stderr. Its stdin is `input` through a pipe (written as it reads, while its output is read; a
+/// program that stops reading gets no more, and this process no SIGPIPE), or /dev/null without.
+ProcessResult RunProcess(const std::vector<std::string>& argv, const std::optional<std::string>& input = std::nullopt);
 
 }  // namespace runx::base

@@ -139,7 +139,7 @@ int Main(int argc, char** argv) {
   CommandLine line = MakeCommandLine(words);
   CLI::App& app = *line.app;
   if (const auto status = Normalize(app, words)) return *status;
-  const bool internal = words[0] == "trial";  // runx's own child: its arguments are runx's
+  const bool internal = words[0] == "trial" || words[0] == "prepare";  // runx's own: its arguments are runx's
   if (!internal) {
     if (const auto status = CheckNames(app, words)) return *status;
   }

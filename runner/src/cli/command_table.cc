@@ -351,6 +351,11 @@ Handler DefineTrial(CLI::App& cmd, const std::vector<std::string>&) {
   return [p] { return Trial(*p); };
 }
 
+// Internal: a sweep's trials identified and checked for runx (engine/prepare.h); runx runs it.
+Handler DefinePrepare(CLI::App&, const std::vector<std::string>&) {
+  return [] { return Prepare(); };
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
@@ -382,6 +387,7 @@ const std::vector<Command>& Commands() {
       {"completion", "print the shell completion script: runx completion bash", DefineCompletion},
       {"man", "print runx's manual page (roff): runx man | man -l -", DefineMan},
       {"trial", "", DefineTrial},
+      {"prepare", "", DefinePrepare},
   };
   return commands;
 }

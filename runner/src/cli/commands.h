@@ -4,6 +4,7 @@
 // (cli/command_table.h: 0 ok, 1 could not run / a refused query / under --strict a trial not ok,
 // 2 invalid input, 130 interrupted). Errors are printed as `runx: error: ...`. No LibTorch here.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,8 +14,8 @@
 #include "report/table.h"
 #include "slurm/submit.h"
 #include "store/merge.h"
+#include "store/store.h"
 
-namespace runx::store { class Store; }
 
 namespace runx::cli {
 
@@ -155,10 +156,18 @@ int DataPack(const data::PackRequest& request);
 
 /// The internal `trial`: one trial (or one rank of one) in a child process (engine/child.h).
 int Trial(const engine::TrialChildArgs& args);
+/// The internal `prepare`: a sweep's trials identified and checked (engine/prepare.h), from the
+/// request on stdin to the answer, one JSON line, last on stdout.
+int Prepare();
+/// How the worker runs a trial in its own process (`run --in-process`); empty in runx.
+std::function<store::TrialRecord(const nlohmann::json& config)> TrialsInThisProcess();
+/// Replaces this process by the worker (sweep/child.h WorkerPath) with the same arguments;
+/// returns an exit status only when that cannot be done.
+int HandToWorker();
 
 /// Entry point of runx and of its worker: both read the same command line (the command table).
-/// The commands that need LibTorch (Run, Compile, Verify, Doctor, Plugins, DataPack, Trial) are
-/// defined twice: in the worker (runx-worker), where they run, and in cli/forward.cc for runx
+/// The commands that need LibTorch (Compile, Verify, Doctor, Plugins, DataPack, Trial, Prepare,
+/// TrialsInThisProcess) are defined twice: in the worker (runx-worker), where they run, and in cli/forward.cc for runx
 /// itself, which links no LibTorch and hands them to the worker (docs/design.md, "Two binaries").
 int Main(int argc, char** argv);
 

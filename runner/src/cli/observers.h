@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "engine/sweep.h"
+#include "sweep/sweep.h"
 
 namespace runx::cli {
 

@@ -14,7 +14,7 @@
 #include "cli/load.h"
 #include "cli/observers.h"
 #include "cli/user_repo.h"
-#include "engine/sweep.h"
+#include "sweep/sweep.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
 #include "store/history.h"
@@ -70,6 +70,8 @@ bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& ro
 }  // namespace
 
 int Run(const RunArgs& args) {
+  // runx loads no LibTorch to run a trial in its own process: its worker runs the whole command.
+  if (args.in_process && !TrialsInThisProcess()) return HandToWorker();
   const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
   const auto loaded = LoadPlan(args.file, args.overrides, args.shard, schemas);
   if (!loaded) return 2;
@@ -94,7 +96,7 @@ int Run(const RunArgs& args) {
   const UserCommit commit = CommitOf(args.file);
   options.context.user_git_sha = commit.sha;
   options.context.user_git_dirty = commit.dirty;
-  options.in_process = args.in_process;
+  if (args.in_process) options.in_process = TrialsInThisProcess();
   options.compiled_dir = CompiledDir(db);
   options.interrupted = &g_interrupted;
   if (!args.devices.empty()) {
@@ -116,10 +118,11 @@ int Run(const RunArgs& args) {
   engine::SweepObserver& observer = args.json ? static_cast<engine::SweepObserver&>(json) : console;
   try {
     options.plan_hash = engine::PlanHash(loaded->full);
+    auto prepared = engine::PrepareSweep(loaded->plan, options);
     auto store = store::Store::Open(db);
     SignalGuard signals;
     g_interrupted = false;
-    const auto result = engine::RunSweep(exp, loaded->plan, store, options, observer);
+    const auto result = engine::RunSweep(exp, loaded->plan, std::move(prepared), store, options, observer);
     const auto rows = report::Summarize(store, result.run_id);
     report::WriteVariantStats(store, result.run_id, rows);
     // A signal while the statistics were computed (bounded: well under a second, whatever the step
@@ -158,6 +161,12 @@ int Run(const RunArgs& args) {
     return args.strict && result.not_ok > 0 ? 1 : 0;
   } catch (const store::StoreError& e) {
     fmt::print(stderr, "runx: error: {}\n", e.what());
+    return 1;
+  } catch (const engine::WorkerError& e) {
+    fmt::print(stderr,
+               "runx: error: {}\nthe trials are prepared and run by runx-worker, built and installed beside runx (set "
+               "RUNX_WORKER to use another); nothing was run\n",
+               base::Printable(e.what()));
     return 1;
   }
 }

@@ -17,12 +17,7 @@ torch::Tensor OnCollectiveDevice(Collectives& ranks, c10::Device device, const t
 
 }  // namespace
 
-int RanksOf(const nlohmann::json& config) {
-  const auto techniques = spec::ResolvedTechniques(config);
-  if (!techniques.contains(kDataParallel)) return 0;
-  const auto& settings = techniques[kDataParallel];
-  return settings.is_object() ? settings.value("world_size", 1) : 1;
-}
+int RanksOf(const nlohmann::json& config) { return spec::DataParallelRanks(config); }
 
 c10::Device RankDevice(c10::Device configured, const RankRole& role) {
   if (!configured.is_cuda()) return configured;

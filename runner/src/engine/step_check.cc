@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/files.h"
-#include "engine/sweep.h"
+#include "sweep/sweep.h"
 #include "engine/weights_distance.h"
 #include "spec/sweep.h"
 #include "store/store.h"

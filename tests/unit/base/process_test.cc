@@ -60,6 +60,23 @@ TEST_F(Process, ManyLinesOnBothStreams) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 20000);
 }
 
+// Input through stdin while the output is read: 4 MiB through `cat` (far more than a pipe holds)
+// comes back whole; a program that reads none of it ends this process's writing with EPIPE, not
+// SIGPIPE (which would end the test binary), and without one it reads /dev/null.
+TEST_F(Process, InputGoesToStdinWhileTheOutputIsRead) {
+  std::string input;
+  for (int i = 0; input.size() < (4u << 20); ++i) input += "line " + std::to_string(i) + "\n";
+  auto r = RunProcess({"cat"}, input);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.size(), input.size());
+  EXPECT_TRUE(r.out == input);
+  r = RunProcess({"/bin/sh", "-c", "exec 0<&-; echo closed"}, input);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "closed\n");
+  r = RunProcess({"wc", "-c"});
+  EXPECT_EQ(r.out, "0\n");
+}
+
 TEST_F(Process, AProgramThatIsNotThere) {
   const auto r = RunProcess({"runx-no-such-program-xyz"});
   EXPECT_FALSE(r.started);

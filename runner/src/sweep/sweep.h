@@ -4,6 +4,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,7 +28,9 @@ struct SweepOptions {
   bool resume = false;     ///< continue the latest interrupted run of this plan
   bool any_build = false;  ///< reuse results of other runx builds
   store::RunContext context;  ///< the run's sweep, the user's commit, --tag, --note
-  bool in_process = false; ///< run trials in this process (debugging; no crash isolation)
+  /// Runs a trial in this process instead of a child (debugging; no crash isolation): set by the
+  /// worker's `run --in-process` (runx itself loads no LibTorch to run one).
+  std::function<store::TrialRecord(const nlohmann::json& config)> in_process;
   double wait_poll_s = 1;  ///< how often to look at trials other runners hold
   /// --devices: run one trial at a time on each of these, in parallel, each trial's child pinned
   /// to its device; trials start in plan order as devices come free. Empty: one trial at a time,
@@ -68,8 +74,39 @@ struct SweepResult {
   size_t not_ok = 0;  ///< of those that ran, not ok
 };
 
+/// A planned trial with what identifies it here.
+struct PreparedTrial {
+  nlohmann::json config;   ///< the keys the trial uses: what the child runs and the store keeps
+  std::string inputs;      ///< InputFiles as JSON text
+  std::string device;      ///< resolved ("" when no device could be selected)
+  store::TrialKey key;
+  std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
+};
+
+/// What the worker told of a sweep (engine/prepare.h): the build, the host, and each trial.
+struct PreparedSweep {
+  std::string build;
+  std::map<std::string, std::string> environment;
+  std::vector<std::string> warnings;
+  std::vector<PreparedTrial> trials;  ///< in the plan's order
+};
+
+/// Asks one worker process (`runx-worker prepare`, engine/prepare.h) to identify and check the
+/// plan's trials: that needs LibTorch and the plugins, which runx does not load. Throws
+/// WorkerError with the worker's own words when it cannot answer.
+PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options);
+
+/// The worker (sweep/child.h WorkerPath) could not prepare the sweep's trials: not found, or it
+/// failed (what() says why, with the worker's own words). Nothing was written to the store.
+class WorkerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Runs `plan` (possibly one shard) of `experiment` into `store` as one run, with the technique
-/// plugins found in plugins::PluginDirs(). Trials with an ok result for the same config,
+/// plugins found in plugins::PluginDirs(), which one worker process (`runx-worker prepare`) loads
+/// to identify and check every trial before the run begins; each trial then runs in a worker of
+/// its own (`runx-worker trial`). Trials with an ok result for the same config,
 /// environment and repeat are reused; trials another live runner has claimed are waited for; the
 /// rest run in child processes. A failing trial is a recorded result. Throws store::StoreError
 /// when the store fails: the run is then marked failed where the store still allows it, and a
@@ -77,6 +114,10 @@ struct SweepResult {
 /// (PendingDir) and recorded by the next run on that store.
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
                      const SweepOptions& options, SweepObserver& observer);
+/// The same with the plan's trials already prepared (PrepareSweep): runx prepares them before it
+/// opens the store, so that a worker that cannot answer leaves no store behind.
+SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, PreparedSweep prepared,
+                     store::Store& store, const SweepOptions& options, SweepObserver& observer);
 
 /// Where trial records that could not be written to the store at `db_path` wait:
 /// "<db_path>.pending".

@@ -1,8 +1,12 @@
-#include "engine/sweep.h"
+#include "sweep/sweep.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -17,161 +21,80 @@
 #include <fmt/format.h>
 
 #include "base/files.h"
-#include "engine/child.h"
-#include "engine/device.h"
-#include "engine/environment.h"
-#include "engine/identity.h"
+#include "base/process.h"
+#include "base/text.h"
+#include "base/time.h"
 #include "engine/machine_state.h"
 #include "engine/record_json.h"
-#include "engine/trial.h"
-#include "engine/trial_setup.h"
-#include "plugins/loader.h"
-#include "runx/compat.h"
-#include "spec/compiled_package.h"
 #include "spec/identity.h"
-#include "spec/python_model.h"
+#include "sweep/child.h"
+#include "sweep/runners.h"
 #include "version.h"
 
 namespace runx::engine {
 namespace {
 
+using base::UtcNow;
+
 bool Interrupted(const SweepOptions& o) { return o.interrupted && o.interrupted->load(); }
 
-/// A planned trial with what identifies it here.
-struct Prepared {
-  nlohmann::json config;   ///< the keys the trial uses: what the child runs and the store keeps
-  std::string inputs;      ///< InputFiles as JSON text
-  std::string device;      ///< resolved ("" when no device could be selected)
-  store::TrialKey key;
-  std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
-};
+/// Asks one worker process (`runx-worker prepare`) to identify and check the plan's trials: that
+/// needs LibTorch and the plugins, which runx does not load. Throws WorkerError with the worker's
+/// own words when it cannot answer.
+}  // namespace
 
-/// What else keeps a compiled_step trial from running here, as a clause to append to the reason
-/// it is refused for (no package, or none runx can name): a runx without AOTInductor, a device
-/// other than CUDA. So that nobody makes a package this machine could not run anyway.
-std::string AlsoInTheWay(const c10::Device& device) {
-  if (!compat::kHasAotInductor)
-    return fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
-                       "package loader), and this runx is built against LibTorch {}",
-                       compat::TorchVersionString());
-  if (!device.is_cuda()) return fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
-  return "";
+PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options) {
+  nlohmann::json request{{"file", options.file}, {"compiled_dir", options.compiled_dir},
+                         {"devices", nlohmann::json::array()}, {"trials", nlohmann::json::array()}};
+  for (const auto& d : options.devices) request["devices"].push_back(d.name);
+  for (const auto& t : plan.trials) request["trials"].push_back({{"config", t.config}, {"repeat_index", t.repeat_index}});
+  // Through the worker's stdin and stdout, not files: a full TMPDIR fails a trial with its cause
+  // (the trial's own files), not the whole run here.
+  const std::string path = WorkerPath();
+  if (::access(path.c_str(), X_OK) != 0)
+    throw WorkerError(fmt::format("cannot start the runx worker '{}': {}", path, std::strerror(errno)));
+  const base::ProcessResult worker = base::RunProcess(
+      {path, "prepare"}, request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (!worker.started) throw WorkerError(fmt::format("cannot start the runx worker '{}': {}", path, worker.error));
+  // The answer is the last line (a plugin's library may print before it).
+  const std::string text = base::LastLine(worker.out);
+  const auto answer = nlohmann::json::parse(text, nullptr, false);
+  if (worker.status != 0 || answer.is_discarded() || !answer.is_object())
+    throw WorkerError(fmt::format("the runx worker could not prepare the trials (exit status {}): {}", worker.status,
+                                  worker.err.empty() ? std::string("no answer") : worker.err));
+  PreparedSweep sweep;
+  sweep.build = answer.value("build", "");
+  sweep.environment = answer.value("environment", std::map<std::string, std::string>{});
+  sweep.warnings = answer.value("warnings", std::vector<std::string>{});
+  for (const auto& t : answer.at("trials")) {
+    PreparedTrial p;
+    p.config = t.at("config");
+    p.inputs = t.value("inputs", "");
+    p.device = t.value("device", "");
+    p.key.config_hash = t.value("config_hash", "");
+    p.key.env_hash = t.value("env_hash", "");
+    p.key.platform_hash = t.value("platform_hash", "");
+    p.key.repeat_index = t.value("repeat_index", 0);
+    if (!t.value("decided", nlohmann::json()).is_null()) p.decided = RecordFromJson(t.at("decided"));
+    sweep.trials.push_back(std::move(p));
+  }
+  if (sweep.trials.size() != plan.trials.size())
+    throw WorkerError(fmt::format("the runx worker prepared {} trials of {}", sweep.trials.size(), plan.trials.size()));
+  return sweep;
 }
 
-/// Why a trial whose `package: auto` names a file not made yet is refused: the command that makes
-/// it, and what else stands in the way here.
-std::string MissingPackage(const spec::CompiledPackage& package, const c10::Device& device, const std::string& file) {
-  const std::string release =
-      compat::kHasAotInductor ? compat::TorchVersionString() : "2.6 or later, the release of the runx that runs it,";
-  return fmt::format(
-      "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
-      "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}{}",
-      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package),
-      AlsoInTheWay(device));
-}
-
-/// Why a python model trial whose artifact is not made yet is refused: the command that makes it.
-std::string MissingArtifact(const spec::PythonArtifact& a, const std::string& file) {
-  return fmt::format(
-      "model 'python': no TorchScript file of {} for this trial at {} yet (key {}); make it with `runx compile {}`, "
-      "or: {}",
-      a.source, a.path, a.key, file.empty() ? "FILE.yaml" : file, spec::TorchScriptCommand(a));
-}
-
-/// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
-/// technique that refuses the combination).
-Prepared Prepare(const spec::PlannedTrial& t, const plugins::Registry& registry, const std::string& build,
-                 const SweepOptions& options, std::map<std::string, std::string>* platforms) {
-  Prepared p;
-  // compiled_step's `package: auto`: the package this trial's key names, beside the store. The
-  // trial runs (and is identified) with that file; until it exists the trial is refused with the
-  // command that makes it.
-  nlohmann::json config = t.config;
-  std::string package_problem;
-  std::optional<spec::CompiledPackage> missing_package;
-  // A python model trains the TorchScript file runx compile made from its builder, named by a key
-  // over its source's content; the trial is identified by both files' content, not their paths.
-  if (spec::IsPythonModel(config)) {
-    auto artifact = spec::PythonModelArtifact(config, options.compiled_dir, compat::TorchVersionString());
-    if (!artifact.reason.empty()) {
-      package_problem = artifact.reason;
-    } else {
-      spec::SetArtifact(&config, artifact.path);
-      if (!spec::ArtifactPresent(artifact.path)) package_problem = MissingArtifact(artifact, options.file);
-    }
-  }
-  if (package_problem.empty() && spec::WantsAutoPackage(config)) {
-    auto package = spec::AutoPackage(config, options.compiled_dir, compat::TorchVersionString());
-    package_problem = package.reason;
-    if (package_problem.empty()) {
-      spec::SetPackage(&config, package.path);
-      if (!spec::PackagePresent(package.path)) missing_package = std::move(package);
-    }
-  }
-  const spec::ConfigIdentity id = spec::IdentifyConfig(config);
-  p.config = id.used;
-  p.inputs = id.inputs.dump();
-  p.key.config_hash = id.hash;
-  p.key.repeat_index = t.repeat_index;
-  store::TrialRecord r;
-  r.started_at = UtcNow();
-  bool settled = false;
-  const std::string device_text = p.config.value("device", "auto");
-  std::optional<c10::Device> device;
-  try {
-    device = SelectDevice(device_text);
-    p.device = device->str();
-    auto [it, inserted] = platforms->emplace(p.device, "");
-    // CPU trials side by side (--devices cpu,cpu) share the cores: another platform.
-    if (inserted)
-      it->second = SideBySidePlatform(PlatformIdentity(*device), TrialsSideBySide(options.devices, p.device));
-    p.key.platform_hash = it->second;
-  } catch (const std::exception& e) {
-    settled = true;
-    r.status = TrialStatus::kFailed;
-    r.error = e.what();
-    // No platform to name: the device as written stands for it.
-    p.key.platform_hash = spec::Sha256Hex("unavailable device " + device_text);
-  }
-  if (device && (missing_package || !package_problem.empty())) {  // no package yet, or none runx can name
-    settled = true;
-    r.status = TrialStatus::kIncompatible;
-    r.error = missing_package ? MissingPackage(*missing_package, *device, options.file)
-              : spec::WantsAutoPackage(config) ? package_problem + AlsoInTheWay(*device)
-                                               : package_problem;
-  } else if (device) {
-    try {
-      if (auto refusal = CheckTechniques(PlanTechniques(p.config, registry, *device))) {
-        settled = true;
-        r.status = TrialStatus::kIncompatible;
-        r.error = *refusal;
-      }
-    } catch (const std::exception& e) {  // a technique that cannot be created or configured
-      settled = true;
-      r.status = TrialStatus::kFailed;
-      r.error = e.what();
-    }
-  }
-  p.key.env_hash = EnvironmentIdentity(build, p.key.platform_hash);
-  if (settled) {
-    r.device = p.device;
-    r.finished_at = UtcNow();
-    p.decided = std::move(r);
-  }
-  return p;
-}
+namespace {
 
 /// Runs a claimed trial (or takes its settled result); nullopt when the run was interrupted.
 /// `slot` pins the child to a device (--devices); `interrupted` ends it early.
-std::optional<store::TrialRecord> Execute(const Prepared& p, const spec::Plan& plan, const plugins::Registry& registry,
-                                          const SweepOptions& options,
+std::optional<store::TrialRecord> Execute(const PreparedTrial& p, const spec::Plan& plan, const SweepOptions& options,
                                           std::function<void(const nlohmann::json&)> on_event,
                                           const DeviceSlot* slot, const std::atomic<bool>* interrupted) {
   if (p.decided) return *p.decided;
-  if (options.in_process) return RunTrial(p.config, registry, {});
+  if (options.in_process) return options.in_process(p.config);
   store::TrialRecord rec;
   ChildOptions copts;
-  copts.runx_exe = SelfExe();
+  copts.runx_exe = WorkerPath();
   copts.timeout_s = plan.trial_timeout_s;
   copts.interrupted = interrupted;
   copts.on_event = std::move(on_event);
@@ -203,7 +126,7 @@ void RunOnDevices(const spec::Plan& plan, const SweepOptions& options, SweepObse
                   FinishFn& finish, ExecFn exec, WaitingFn waiting_note) {
   struct Running {
     size_t index = 0;
-    Prepared prepared;
+    PreparedTrial prepared;
     std::thread thread;
     bool done = false;  // guarded by mu
     std::optional<store::TrialRecord> record;
@@ -261,7 +184,7 @@ void RunOnDevices(const spec::Plan& plan, const SweepOptions& options, SweepObse
       while (!running[s] && !queue.empty()) {
         const size_t i = queue.front();
         queue.pop_front();
-        Prepared p;
+        PreparedTrial p;
         const Claimed c = claim(i, &p);
         if (c == Claimed::kWait) waiting.push_back(i);
         if (c != Claimed::kRun) continue;
@@ -313,8 +236,7 @@ void RunOnDevices(const spec::Plan& plan, const SweepOptions& options, SweepObse
   }
 }
 
-std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan) {
-  auto env = HostEnvironment();
+std::map<std::string, std::string> RunEnvironment(const spec::Plan& plan, std::map<std::string, std::string> env) {
   env.merge(NoiseState());  // what decides noise here: CPU governor, boost, load; GPU clocks, power, driver (NVML)
   env["plan.mode"] = plan.mode;
   env["plan.order"] = plan.order;
@@ -375,10 +297,14 @@ std::string PlanHash(const spec::Plan& plan) {
 
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
                      const SweepOptions& options, SweepObserver& observer) {
+  return RunSweep(experiment, plan, PrepareSweep(plan, options), store, options, observer);
+}
+
+SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, PreparedSweep ready,
+                     store::Store& store, const SweepOptions& options, SweepObserver& observer) {
   SweepResult result;
-  const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
-  for (const auto& e : registry.errors()) observer.Warning(e);
-  const std::string build = BuildIdentity(registry);
+  for (const auto& e : ready.warnings) observer.Warning(e);
+  const std::string& build = ready.build;
   const std::string host = HostName();
   const int64_t pid = getpid();
   // This runner's lock beside the store; other runners judge every run by theirs (RunnerAlive).
@@ -422,24 +348,24 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     info.any_build = options.any_build;
     info.context = options.context;
     result.run_id = store.BeginRun(info);
-    store.AddRunEnvironment(result.run_id, RunEnvironment(plan));
+    store.AddRunEnvironment(result.run_id, RunEnvironment(plan, ready.environment));
   }
   observer.RunStarted(result.run_id, plan, result.resumed);
 
-  std::map<std::string, std::string> platforms;  // device -> platform identity
   // A trial waiting for another runner keeps what identified it (its input files hashed, its
   // techniques checked): that is done once, not at every look at the trial.
-  std::map<size_t, Prepared> prepared;
+  std::map<size_t, PreparedTrial> prepared;
+  for (size_t i = 0; i < ready.trials.size(); ++i) prepared.emplace(i, std::move(ready.trials[i]));
   std::vector<size_t> waiting;                   // trials another runner holds
   int64_t holder = 0;
   // A claim older than this is stale whoever holds it: its trial would have timed out long ago.
   const double stale_after_s = 2 * plan.trial_timeout_s + 60;
   // Claims trial i: kRun (with `*run` filled) when this run must run it, kDone when its result is
   // settled (reused, or already in this run), kWait when another runner holds it.
-  const auto claim = [&](size_t i, Prepared* run) {
+  const auto claim = [&](size_t i, PreparedTrial* run) {
     const spec::PlannedTrial& t = plan.trials[i];
     auto found = prepared.find(i);
-    if (found == prepared.end()) found = prepared.emplace(i, Prepare(t, registry, build, options, &platforms)).first;
+    if (found == prepared.end()) throw std::logic_error(fmt::format("trial {} claimed twice", i));
     const store::Membership place{t.label, t.is_baseline, t.repeat_index, t.order_index};
     const store::Claim claim =
         store.ClaimTrial(result.run_id, found->second.key, place, alive, UtcNow(), stale_after_s);
@@ -460,7 +386,7 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
     return Claimed::kRun;
   };
   // Records what the claimed trial i gave (nullopt: interrupted, the claim goes back).
-  const auto finish = [&](size_t i, const Prepared& p, std::optional<store::TrialRecord> rec, const DeviceSlot* slot) {
+  const auto finish = [&](size_t i, const PreparedTrial& p, std::optional<store::TrialRecord> rec, const DeviceSlot* slot) {
     const spec::PlannedTrial& t = plan.trials[i];
     if (!rec) {
       store.ReleaseClaim(result.run_id, p.key);
@@ -498,12 +424,12 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   };
   // Claims trial i and runs it here; false when it must wait for another runner.
   const auto attempt = [&](size_t i) {
-    Prepared p;
+    PreparedTrial p;
     const Claimed c = claim(i, &p);
     if (c != Claimed::kRun) return c == Claimed::kDone;
     observer.TrialStarted(i, plan.trials[i]);
     finish(i, p,
-           Execute(p, plan, registry, options, [&observer](const nlohmann::json& ev) { observer.TrialProgress(ev); },
+           Execute(p, plan, options, [&observer](const nlohmann::json& ev) { observer.TrialProgress(ev); },
                    nullptr, options.interrupted),
            nullptr);
     return true;
@@ -512,8 +438,8 @@ SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan,
   try {
   if (!options.devices.empty()) {
     RunOnDevices(plan, options, observer, claim, finish,
-                 [&](const Prepared& p, std::function<void(const nlohmann::json&)> on_event, const DeviceSlot& slot,
-                     const std::atomic<bool>* stop) { return Execute(p, plan, registry, options, on_event, &slot, stop); },
+                 [&](const PreparedTrial& p, std::function<void(const nlohmann::json&)> on_event, const DeviceSlot& slot,
+                     const std::atomic<bool>* stop) { return Execute(p, plan, options, on_event, &slot, stop); },
                  [&](size_t n) { observer.Waiting(n, holder); });
   }
   for (size_t i = 0; i < plan.trials.size() && !Interrupted(options) && options.devices.empty(); ++i) {
