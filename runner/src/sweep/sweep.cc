@@ -37,10 +37,6 @@ namespace {
 using base::UtcNow;
 
 bool Interrupted(const SweepOptions& o) { return o.interrupted && o.interrupted->load(); }
-
-/// Asks one worker process (`runx-worker prepare`) to identify and check the plan's trials: that
-/// needs LibTorch and the plugins, which runx does not load. Throws WorkerError with the worker's
-/// own words when it cannot answer.
 }  // namespace
 
 PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options) {
@@ -66,7 +62,7 @@ PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options) 
   sweep.build = answer.value("build", "");
   sweep.environment = answer.value("environment", std::map<std::string, std::string>{});
   sweep.warnings = answer.value("warnings", std::vector<std::string>{});
-  for (const auto& t : answer.at("trials")) {
+  for (const auto& t : answer.value("trials", nlohmann::json::array())) {
     PreparedTrial p;
     p.config = t.at("config");
     p.inputs = t.value("inputs", "");
