@@ -150,7 +150,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::option
   try {
     pid = Spawn(argv, options);
   } catch (const SpawnError& e) {
-    r.error = e.error() == ENOENT ? "not found on PATH" : std::strerror(e.error());
+    // A name is looked up on PATH; a path (it holds a '/') is the file itself, which says why.
+    const bool looked_up = argv[0].find('/') == std::string::npos;
+    r.error = e.error() == ENOENT && looked_up ? "not found on PATH" : std::strerror(e.error());
     return r;
   }
   r.started = true;

@@ -70,7 +70,7 @@ struct ProcessResult {
   int status = -1;       ///< exit status, or 128 + the signal that ended it
   std::string out;       ///< stdout
   std::string err;       ///< stderr
-  std::string error;     ///< why it did not start
+  std::string error;     ///< why it did not start: "not found on PATH" for a name, strerror for a path
 };
 
 /// Runs `argv` (argv[0] looked up on PATH) and waits for it, keeping what it writes to stdout and

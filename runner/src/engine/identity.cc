@@ -15,6 +15,7 @@
 
 #include "base/cleanup.h"
 #include "base/files.h"
+#include "base/install_dirs.h"
 #include "engine/child.h"
 #include "engine/device.h"
 #include "engine/environment.h"
@@ -37,7 +38,7 @@ std::string BuildIdentity(const plugins::Registry& registry) {
     };
     // runx (which drives the sweep) is the one beside this worker; the worker runs the trials.
     const std::string self = SelfExe();
-    const std::string beside = self.substr(0, self.rfind('/') + 1) + "runx";
+    const std::string beside = base::ExecutableDir() + "/runx";
     if (beside != self && ::access(beside.c_str(), X_OK) == 0) add("runx", beside);
     add(beside == self ? "runx" : "runx-worker", self);
     for (const auto& [name, plugin] : registry.plugins()) add(name, plugin.path);

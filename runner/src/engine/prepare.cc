@@ -12,7 +12,6 @@
 #include "engine/device_slots.h"
 #include "engine/environment.h"
 #include "engine/identity.h"
-#include "engine/record_json.h"
 #include "engine/trial_setup.h"
 #include "plugins/loader.h"
 #include "runx/compat.h"
@@ -20,6 +19,7 @@
 #include "spec/identity.h"
 #include "spec/python_model.h"
 #include "spec/spec.h"
+#include "sweep/sweep.h"
 
 namespace runx::engine {
 namespace {
@@ -31,15 +31,6 @@ struct PrepareContext {
   std::string file;                 ///< the experiment file, as given (for the commands it names)
   std::string compiled_dir;         ///< where `package: auto` and python models' files are
   std::vector<DeviceSlot> devices;  ///< --devices, by name
-};
-
-/// A planned trial with what identifies it here.
-struct Prepared {
-  nlohmann::json config;
-  std::string inputs;
-  std::string device;
-  store::TrialKey key;
-  std::optional<store::TrialRecord> decided;
 };
 
 /// What else keeps a compiled_step trial from running here, as a clause to append to the reason
@@ -76,9 +67,9 @@ std::string MissingArtifact(const spec::PythonArtifact& a, const std::string& fi
 
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
 /// technique that refuses the combination).
-Prepared Prepare(const nlohmann::json& planned, int repeat_index, const plugins::Registry& registry,
+PreparedTrial Prepare(const nlohmann::json& planned, int repeat_index, const plugins::Registry& registry,
                  const std::string& build, const PrepareContext& options, std::map<std::string, std::string>* platforms) {
-  Prepared p;
+  PreparedTrial p;
   // compiled_step's `package: auto`: the package this trial's key names, beside the store. The
   // trial runs (and is identified) with that file; until it exists the trial is refused with the
   // command that makes it.
@@ -165,24 +156,15 @@ nlohmann::json PrepareTrials(const nlohmann::json& request) {
   context.compiled_dir = request.value("compiled_dir", "");
   for (const auto& name : request.value("devices", nlohmann::json::array())) context.devices.push_back({name, {}});
   const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
-  const std::string build = BuildIdentity(registry);
-  nlohmann::json answer{{"build", build},
-                        {"environment", HostEnvironment()},
-                        {"warnings", registry.errors()},
-                        {"trials", nlohmann::json::array()}};
+  PreparedSweep sweep;
+  sweep.build = BuildIdentity(registry);
+  sweep.environment = HostEnvironment();
+  sweep.warnings = registry.errors();
   std::map<std::string, std::string> platforms;  // device -> platform identity
-  for (const auto& t : request.at("trials")) {
-    const Prepared p = Prepare(t.at("config"), t.value("repeat_index", 0), registry, build, context, &platforms);
-    answer["trials"].push_back({{"config", p.config},
-                                {"inputs", p.inputs},
-                                {"device", p.device},
-                                {"config_hash", p.key.config_hash},
-                                {"env_hash", p.key.env_hash},
-                                {"platform_hash", p.key.platform_hash},
-                                {"repeat_index", p.key.repeat_index},
-                                {"decided", p.decided ? ToJson(*p.decided) : nlohmann::json()}});
-  }
-  return answer;
+  for (const auto& t : request.at("trials"))
+    sweep.trials.push_back(
+        Prepare(t.at("config"), t.value("repeat_index", 0), registry, sweep.build, context, &platforms));
+  return ToJson(sweep);
 }
 
 }  // namespace runx::engine

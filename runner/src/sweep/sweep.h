@@ -91,6 +91,12 @@ struct PreparedSweep {
   std::vector<PreparedTrial> trials;  ///< in the plan's order
 };
 
+/// The wire form between `runx-worker prepare` (engine/prepare.h), which makes a PreparedSweep,
+/// and runx, which reads it back: one JSON object, a record (engine/record_json.h) per settled
+/// trial.
+nlohmann::json ToJson(const PreparedSweep& sweep);
+PreparedSweep PreparedSweepFromJson(const nlohmann::json& j);
+
 /// Asks one worker process (`runx-worker prepare`, engine/prepare.h) to identify and check the
 /// plan's trials: that needs LibTorch and the plugins, which runx does not load. Throws
 /// WorkerError with the worker's own words when it cannot answer.

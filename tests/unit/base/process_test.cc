@@ -81,6 +81,10 @@ TEST_F(Process, AProgramThatIsNotThere) {
   const auto r = RunProcess({"runx-no-such-program-xyz"});
   EXPECT_FALSE(r.started);
   EXPECT_EQ(r.error, "not found on PATH");
+  // A path is not looked up: the file itself is missing.
+  const auto at = RunProcess({"/no/such/folder/runx-no-such-program-xyz"});
+  EXPECT_FALSE(at.started);
+  EXPECT_EQ(at.error, "No such file or directory");
   try {
     Spawn({"runx-no-such-program-xyz"});
     ADD_FAILURE() << "a missing program started";
