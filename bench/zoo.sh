@@ -8,6 +8,10 @@
 #   bash bench/zoo.sh compile [MODEL...]   # the packages, JOBS at a time (minutes each)
 #   bash bench/zoo.sh measure [MODEL...]   # runx (--force: measured again, nothing reused) and the peer, one model after another
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
+#   bash bench/zoo.sh warm [MODEL...]      # the peer's torch.compile once per model, JOBS at a time, figures discarded:
+#                                          # measure's torch.compile then hits Inductor's on-disk caches (minutes saved a model)
+#   bash bench/zoo.sh pack | unpack        # the compiled-step packages (not the TorchScript files, which compile remakes in
+#                                          # seconds) to $OUT/compiled-zoo-*.tgz, to copy into .devbin/ and carry; unpack puts them back
 # On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
 # the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
 # default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 30),
@@ -67,6 +71,29 @@ case $what in
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
+  warm)
+    running=0
+    for m in $models; do
+      ( python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs "{\"name\": \"$m\", \"num_classes\": 1000}" \
+          --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" --dtype bf16 --channels-last --no-check \
+          --configs compile --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
+      running=$((running + 1))
+      if [ "$running" -ge "${JOBS:-3}" ]; then wait -n; running=$((running - 1)); fi
+    done
+    wait
+    ;;
+  pack)
+    n=0
+    for f in "$OUT"/compiled/*.pt2; do
+      [ -f "$f" ] || continue; n=$((n + 1))
+      tar -C "$OUT" -czf "$OUT/compiled-zoo-$(basename "$f" .pt2).tgz" "compiled/$(basename "$f")" $(cd "$OUT" && ls "compiled/$(basename "$f")".* 2>/dev/null)
+    done
+    echo "packed $n packages"; ls -la "$OUT"/compiled-zoo-*.tgz 2>/dev/null
+    ;;
+  unpack)
+    for f in .devbin/compiled-zoo-*.tgz; do [ -f "$f" ] && tar -C "$OUT" -xzf "$f"; done
+    ls "$OUT"/compiled 2>/dev/null | head -50
+    ;;
   table)
     echo "| model | runx eager | PyTorch eager | runx compiled_step | + cuda_graphs | torch.compile | best runx / torch.compile | max-autotune | best runx / max-autotune | package check |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -90,5 +117,5 @@ print(f'{max(v) / float(\"$pm\"):.3f}x' if v and '$pm' else '-')" 2>/dev/null)
       echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${pm:--} | ${bestm:--} | ${check:--} |"
     done
     ;;
-  *) echo "usage: bash bench/zoo.sh compile|measure|table [MODEL...]"; exit 2 ;;
+  *) echo "usage: bash bench/zoo.sh compile|warm|measure|table|pack|unpack [MODEL...]"; exit 2 ;;
 esac
