@@ -3,8 +3,10 @@
 # a python model (bench/zoo_models.py's build), so `runx compile` makes its TorchScript file (runx's
 # eager baseline) and its compiled training step, and checks the step by training it against eager
 # through runx's own loader before keeping it; `runx` then runs eager against compiled_step (and
-# compiled_step + cuda_graphs), bf16 + channels_last, SGD; PyTorch eager and torch.compile of the same
-# model run in the same call (bench/compile_step.py --configs eager,compile).
+# compiled_step + cuda_graphs), bf16 + channels_last, SGD with fused_optimizer's fused update in every
+# variant (the peer's SGD is PyTorch's default foreach update in eager, and Inductor's fused one under
+# torch.compile, which compiles opt.step() too); PyTorch eager and torch.compile of the same model run
+# in the same call (bench/compile_step.py --configs eager,compile).
 #   bash bench/zoo.sh compile [MODEL...]   # the packages, JOBS at a time (minutes each)
 #   bash bench/zoo.sh measure [MODEL...]   # runx (--force: measured again, nothing reused) and the peer, one model after another
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
@@ -43,7 +45,7 @@ precision: bf16
 model: {name: python, path: bench/zoo_models.py, builder: build, kwargs: {name: $m, num_classes: 1000}}
 data: {source: synthetic, shape: [3, $s, $s], num_classes: 1000, batch_size: ${BATCH:-128}}
 train: {optimizer: {name: sgd, lr: 0.01, momentum: 0.9}, warmup_steps: 10, steps: ${STEPS:-30}, eval: false}
-optimizations: {channels_last: {}, compiled_step: {package: auto}, cuda_graphs: {}}
+optimizations: {channels_last: {}, fused_optimizer: {}, compiled_step: {package: auto}, cuda_graphs: {}}
 trial_timeout_s: 900
 sweep: {mode: grid, axes: {optimizations: [compiled_step, cuda_graphs]}}
 YAML
