@@ -12,6 +12,8 @@
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
 #   bash bench/zoo.sh warm [MODEL...]      # the peer's torch.compile once per model, JOBS at a time, figures discarded:
 #                                          # measure's torch.compile then hits Inductor's on-disk caches (minutes saved a model)
+#   bash bench/zoo.sh prepare [MODEL...]   # compile and warm side by side (JOBS=2 each: neither measures anything, and
+#                                          # 3 + 3 at once fits the H100's memory where 6 compiles did not)
 #   bash bench/zoo.sh pack | unpack        # the compiled-step packages (not the TorchScript files, which compile remakes in
 #                                          # seconds) to $OUT/compiled-zoo-*.tgz, to copy into .devbin/ and carry; unpack puts them back
 # On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
@@ -73,6 +75,9 @@ case $what in
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
+  prepare)
+    JOBS=${JOBS:-2} bash "$0" compile $models & JOBS=${JOBS:-2} bash "$0" warm $models; wait
+    ;;
   warm)
     running=0
     for m in $models; do
@@ -119,5 +124,5 @@ print(f'{max(v) / float(\"$pm\"):.3f}x' if v and '$pm' else '-')" 2>/dev/null)
       echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${pm:--} | ${bestm:--} | ${check:--} |"
     done
     ;;
-  *) echo "usage: bash bench/zoo.sh compile|warm|measure|table|pack|unpack [MODEL...]"; exit 2 ;;
+  *) echo "usage: bash bench/zoo.sh compile|warm|prepare|measure|table|pack|unpack [MODEL...]"; exit 2 ;;
 esac
