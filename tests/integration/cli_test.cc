@@ -109,6 +109,18 @@ TEST_F(Cli, EveryTrialIsMeteredOrSaysWhyNot) {
     EXPECT_EQ(absent, "no RAPL counters: /sys/class/powercap has no package zone (a CPU without RAPL, or a "
                       "virtual machine that does not pass it through)");
   }
+  // Switched off (how the meter's own cost is measured): no meter, and the reason says so.
+  r = runx::testing::Shell("RUNX_ENERGY=off " + std::string(RUNX_BIN) + " " + Tiny() + " --db " + db_ + " -q --force");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const int off = db.execAndGet("SELECT max(id) FROM trials").getInt();
+  ASSERT_GT(off, trial);
+  SQLite::Statement q(db, "SELECT value FROM environment WHERE trial_id = ? AND key = 'energy.absent'");
+  q.bind(1, off);
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getString(), "switched off (RUNX_ENERGY=off)");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM metrics WHERE trial_id = " + std::to_string(off) +
+                          " AND name IN ('energy_j', 'joules_per_sample', 'power_w')").getInt(),
+            0);
 }
 
 // `threads` is the CPU's intra-op thread count of a trial: each variant of a sweep over it

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 
@@ -128,6 +129,8 @@ void ReleaseCache(const c10::Device& device) { device_memory::ReleaseCache(devic
 int64_t ReservedMemoryBytes(const c10::Device& device) { return device_memory::ReservedBytes(device); }
 
 EnergyMeterOrWhy OpenEnergyMeter(const c10::Device& device) {
+  if (const char* e = std::getenv("RUNX_ENERGY"); e && std::string(e) == "off")
+    return {nullptr, "switched off (RUNX_ENERGY=off)"};
   if (device.is_cpu()) return OpenCpuEnergyMeter();
 #ifdef RUNX_WITH_CUDA
   if (device.is_cuda()) return OpenGpuEnergyMeter(cuda::PciBusId(device.has_index() ? device.index() : 0));

@@ -40,7 +40,8 @@ void ReleaseCache(const c10::Device& device);
 int64_t ReservedMemoryBytes(const c10::Device& device);
 
 /// The meter of the energy `device` uses (engine/energy.h): NVML for a CUDA GPU, RAPL for the
-/// CPU; for MPS none (macOS reads energy only through powermetrics, as root).
+/// CPU; for MPS none (macOS reads energy only through powermetrics, as root). RUNX_ENERGY=off:
+/// none, "switched off" (what the meter costs is measured so: bench/energy-overhead.sh).
 EnergyMeterOrWhy OpenEnergyMeter(const c10::Device& device);
 
 /// Timing for asynchronous devices. On CUDA: events recorded on the current stream, read after
