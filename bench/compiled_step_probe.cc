@@ -1,5 +1,5 @@
 // Feasibility probe for issue 13 (a compiled training step from C++): loads a training-step package
-// made by bench/compile_step.py with LibTorch's AOTIModelPackageLoader, feeds it parameters,
+// made by tools/compile_step.py with LibTorch's AOTIModelPackageLoader, feeds it parameters,
 // buffers and a batch laid out as FILE.pt2.json says, writes the buffer updates back, applies SGD
 // with momentum (at::_foreach ops, as torch.optim.SGD's foreach path does) to the gradients it
 // returns, and times N steps with CUDA events. Not part of runx: the measurement that decides the
@@ -47,7 +47,7 @@ at::Tensor Make(const nlohmann::json& e, int64_t num_classes) {
   return t.normal_(0, kind == "input" ? 1.0 : 0.02);
 }
 
-// The device kernels of `steps` calls of `step`, by name, as bench/compile_step.py's --profile-dir
+// The device kernels of `steps` calls of `step`, by name, as tools/compile_step.py's --profile-dir
 // writes them: {"steps": n, "kernels": {name: [calls, us]}}.
 template <typename Step>
 void ProfileKernels(Step&& step, int steps, const std::string& path) {

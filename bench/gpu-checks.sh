@@ -175,7 +175,7 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       for spec in ${AOTI_SPECS:-rn50-b1:resnet50:1:fp32 rn50-b64:resnet50:64:fp32 rn50-b64-bf16cl:resnet50:64:bf16:cl vit-b64-bf16:vit_b_16:64:bf16}; do
         IFS=: read -r name model batch dtype cl <<< "$spec"
         extra=(); [ "$cl" = cl ] && extra=(--channels-last)
-        [ -f "$P/$name.pt2" ] || log "aoti-pkg-$name" python3 bench/aoti_package.py --model "$model" --batch "$batch" \
+        [ -f "$P/$name.pt2" ] || log "aoti-pkg-$name" python3 tools/aoti_package.py --model "$model" --batch "$batch" \
           --dtype "$dtype" "${extra[@]}" -o "$P/$name.pt2"
         log "aoti-$name" $R bench/aoti-infer.yaml --db "$DB" --force --set model.path="$P/$name.pt2" \
           --set data.batch_size="$batch" --set name="aoti-$name" --export-markdown "$OUT/aoti-$name.md"
@@ -229,7 +229,7 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       for spec in ${STEP_SPECS:-rn18-b32:resnet18:32:fp32 rn50-b256-bf16cl:resnet50:256:bf16:cl}; do
         IFS=: read -r name model batch dtype cl <<< "$spec"
         extra=(); [ "$cl" = cl ] && extra=(--channels-last)
-        log "step-pkg-$name" python3 bench/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
+        log "step-pkg-$name" python3 tools/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
           "${extra[@]}" -o "$P/$name.pt2" ${STEP_PROFILE:+--profile-dir "$OUT/prof-$name"} ${STEP_PKG_ARGS:-} --measure "${STEP_MEASURE:-50}" --configs "${STEP_CONFIGS:-eager,compile,joint-compile}"
         [ -n "${STEP_PROFILE:-}" ] && export PROBE_PROFILE="$OUT/prof-$name/cxx.json"
         [ -f "$P/$name.pt2" ] && log "step-cxx-$name" ./build-device/runx_compiled_step_probe "$P/$name.pt2" "${STEP_MEASURE:-50}"
@@ -252,7 +252,7 @@ for n in z.namelist():
       log compiled-pkg $R compile experiments/compiled-step-resnet50.yaml --db "$DB"
       cp "$RUNX_COMPILED_DIR"/resnet50-*.json "$OUT/" 2>/dev/null; keep_packages resnet50-b256
       TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
-      log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
+      log compiled-peer python3 tools/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
         --no-check --measure 40 --warmup 12 --configs eager,compile
       TAIL=40 log compiled-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,
         round(samples_per_s) AS img_s, round(final_loss, 4) AS loss, substr(error, 1, 400) AS error FROM trial_summary
@@ -272,7 +272,7 @@ for n in z.namelist():
       R=$R DB=$DB OUT=$OUT bash bench/compiled-correctness.sh ${COMPILED_SETTINGS:-} 2>&1 | tee "$OUT/compiled-correctness.log" |
         grep -E '^(===|\[|verdict|against the update|floor|run |baseline|compiled_step)'
       keep_packages resnet50-b256; keep_packages resnet50-b64
-      [ -n "${COMPILED_TRAJECTORY:-}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
+      [ -n "${COMPILED_TRAJECTORY:-}" ] && TAIL=36 log compiled-trajectory-peer python3 tools/compile_step.py --model resnet50 \
         --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20 --trajectory-lr 0.1
       ;;
     compiled-batch)  # how far from MLPerf's ~7.9k img/s: the compiled step + foreach SGD + CUDA graphs at larger
@@ -283,7 +283,7 @@ for n in z.namelist():
       log compiled-batch-pkg $R compile bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
       TAIL=12 log compiled-batch-runx $R bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
       for b in $B; do
-        TAIL=3 log "compiled-batch-peer-$b" python3 bench/compile_step.py --model resnet50 --batch "$b" --dtype bf16 \
+        TAIL=3 log "compiled-batch-peer-$b" python3 tools/compile_step.py --model resnet50 --batch "$b" --dtype bf16 \
           --channels-last --no-check --measure 40 --warmup 12 --configs compile
       done
       ;;

@@ -1,5 +1,5 @@
 """PyTorch's figures for runx's `model: {name: aoti}` benchmark (docs/benchmarks.md), on the GPU
-machine, in the same call: the SAME module that bench/aoti_package.py packages (weights and input
+machine, in the same call: the SAME module that tools/aoti_package.py packages (weights and input
 cast to --dtype inside, --channels-last inside, float32 logits out), run by
 
   eager       PyTorch eager

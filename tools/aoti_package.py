@@ -1,9 +1,9 @@
 """Makes an AOTInductor package (.pt2) for runx's `model: {name: aoti, path: FILE.pt2}`: the one
 Python step of running an exported model (docs/dsl.md, "Models from files").
 
-  python3 bench/aoti_package.py --model resnet50 --batch 64 -o resnet50-b64.pt2
-  python3 bench/aoti_package.py --model vit_b_16 --batch 64 --dtype bf16 -o vit-bf16.pt2
-  python3 bench/aoti_package.py --module my_net.py:build --shape 3,32,32 --batch 128 -o net.pt2
+  python3 tools/aoti_package.py --model resnet50 --batch 64 -o resnet50-b64.pt2
+  python3 tools/aoti_package.py --model vit_b_16 --batch 64 --dtype bf16 -o vit-bf16.pt2
+  python3 tools/aoti_package.py --module my_net.py:build --shape 3,32,32 --batch 128 -o net.pt2
 
 The package maps float32 inputs [batch, *shape] to float32 logits [batch, num_classes], whatever it
 computes in: --dtype casts the weights and the input inside the graph, --channels-last converts

@@ -2,12 +2,12 @@
 .pt2 package that C++ loads with torch::inductor::AOTIModelPackageLoader; checks the step against
 eager PyTorch first and measures it against eager and torch.compile in the same process.
 
-  python3 bench/compile_step.py --model resnet50 --batch 256 -o rn50-step-b256.pt2
-  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last -o rn50-step-bf16cl.pt2
-  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --configs eager,compile,joint-compile
-  python3 bench/compile_step.py --module my_net.py:build --num-classes 10 --batch 128 -o net-step.pt2
-  python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20
-  python3 bench/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 --seq-len 256 --batch 64 --dtype bf16 -o gpt-step.pt2
+  python3 tools/compile_step.py --model resnet50 --batch 256 -o rn50-step-b256.pt2
+  python3 tools/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last -o rn50-step-bf16cl.pt2
+  python3 tools/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --configs eager,compile,joint-compile
+  python3 tools/compile_step.py --module my_net.py:build --num-classes 10 --batch 128 -o net-step.pt2
+  python3 tools/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20
+  python3 tools/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 --seq-len 256 --batch 64 --dtype bf16 -o gpt-step.pt2
 
 Pipeline: aot_export_module(trace_joint=True) traces the step into one functional joint graph
 (params, buffers, x, y) -> (new buffer values, loss, gradients); the graph is run as a plain
@@ -23,9 +23,10 @@ shape, or FN() returns (nn.Module, sample shape without the batch, e.g. (3, 32, 
 drawn from [0, --num-classes). --module FILE.py:FN --torchscript OUT: the module as TorchScript
 (scripted, else traced) with OUT.json, nothing else (runx compile makes a python model's eager
 artifact so; works with any torch, no CUDA; exit status 2 with PyTorch's reason when neither works).
---model gpt: runx's gpt (bench/peer_gpt.py's definition,
-blocks named block0, block1, ... as in runx) over byte tokens: the input and the target are token
-ids [batch, --seq-len] from [0, --vocab), the loss cross entropy over every position.
+--model gpt: runx's gpt (gpt_model.py beside this file, the definition the PyTorch peer
+bench/peer_gpt.py trains too; blocks named block0, block1, ... as in runx) over byte tokens: the
+input and the target are token ids [batch, --seq-len] from [0, --vocab), the loss cross entropy
+over every position.
 --print-parameters: the model's parameters and buffers with runx's names and shapes, as JSON, and
 nothing else (no CUDA needed; tests/data/compiled_step/gpt-parameters.json was made so). Exit status: 1 if the check fails, 2 if export or
 packaging fails (the traceback is printed; the measurements still run).
@@ -68,7 +69,7 @@ def build_model(a):
         return net, tuple(int(d) for d in shape)
     if token_model(a):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from peer_gpt import Gpt
+        from gpt_model import Gpt
         return Gpt(a.vocab, a.block_size or a.seq_len, a.n_layer, a.n_head, a.d_model), (a.seq_len,)
     import torchvision
     return getattr(torchvision.models, a.model)(num_classes=a.num_classes), (3, a.image_size, a.image_size)
