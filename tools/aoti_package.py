@@ -16,9 +16,23 @@ device it will run on (--device). Writes FILE.pt2 and FILE.pt2.json (what was co
 --module FILE.py:FN: FN() returns the torch.nn.Module (e.g. with its trained weights loaded);
 --shape gives the sample shape. Built-in names: torchvision's resnet50, resnet18, vit_b_16,
 convnext_tiny, mobilenet_v3_large (random weights, eval mode).
+
+Exit status 2 with one line on stderr, before anything is built, where no package runx loads can be
+made: torch before 2.6 (runx's aoti model needs LibTorch 2.6+, and the same release), or --device
+cuda without a CUDA device (tests/tools/command_line_test.py).
 """
-import argparse, importlib.util, json, os, sys, time
+import argparse, importlib.util, json, os, re, sys, time
 import torch
+
+def refusal(device):
+    """Why no package can be made here for `device`, or None."""
+    release = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+    if release < (2, 6):
+        return (f"torch {torch.__version__} cannot make a package runx loads: torch.export and AOTInductor's "
+                "packaging need PyTorch 2.6 or later, the release of runx's LibTorch")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        return f"torch {torch.__version__} sees no CUDA device for --device {device} (--device cpu packages for the CPU)"
+    return None
 
 def build_module(a):
     if a.module:
@@ -56,6 +70,10 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
+    why = refusal(a.device)
+    if why:
+        print(f"aoti_package.py: error: {why}", file=sys.stderr)
+        return 2
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     net, shape = build_module(a)
     net = net.eval().to(a.device, dtype)

@@ -28,8 +28,11 @@ bench/peer_gpt.py trains too; blocks named block0, block1, ... as in runx) over 
 input and the target are token ids [batch, --seq-len] from [0, --vocab), the loss cross entropy
 over every position.
 --print-parameters: the model's parameters and buffers with runx's names and shapes, as JSON, and
-nothing else (no CUDA needed; tests/data/compiled_step/gpt-parameters.json was made so). Exit status: 1 if the check fails, 2 if export or
-packaging fails (the traceback is printed; the measurements still run).
+nothing else (no CUDA needed; tests/data/compiled_step/gpt-parameters.json was made so).
+Exit status: 1 if the check fails; 2 if export or packaging fails (the traceback is printed; the
+measurements still run), and 2 with one line on stderr, before anything runs, where nothing but
+--torchscript and --print-parameters can: torch before 2.6, or no CUDA device.
+The command lines runx runs (runx compile) are held by tests/tools/command_line_test.py.
 """
 import argparse, copy, importlib.util, json, os, re, sys, time, traceback
 import torch
@@ -515,6 +518,10 @@ def main():
     if release < (2, 6):
         print(f"compile_step.py: error: torch {torch.__version__} cannot make a package: the joint graph "
               "(aot_export_module) and AOTInductor's packaging need PyTorch 2.6 or later", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print(f"compile_step.py: error: torch {torch.__version__} sees no CUDA device: the joint graph, the package "
+              "and the measurements run on CUDA (--torchscript and --print-parameters need none)", file=sys.stderr)
         return 2
     from torch._functorch.aot_autograd import aot_export_module
     torch.manual_seed(a.seed)
