@@ -24,7 +24,7 @@ drawn from [0, --num-classes). --module FILE.py:FN --torchscript OUT: the module
 (scripted, else traced) with OUT.json, nothing else (runx compile makes a python model's eager
 artifact so; works with any torch, no CUDA; exit status 2 with PyTorch's reason when neither works).
 --model gpt: runx's gpt (gpt_model.py beside this file, the definition the PyTorch peer
-bench/peer_gpt.py trains too; blocks named block0, block1, ... as in runx) over byte tokens: the
+bench/peers/peer_gpt.py trains too; blocks named block0, block1, ... as in runx) over byte tokens: the
 input and the target are token ids [batch, --seq-len] from [0, --vocab), the loss cross entropy
 over every position.
 --print-parameters: the model's parameters and buffers with runx's names and shapes, as JSON, and
@@ -411,7 +411,7 @@ def trajectory(a, init, amp, joint_gm, inputs, outputs, x, y):
 
 def profile_kernels(f, x, y, steps, path):
     """The device kernels of `steps` steps, by name: {"steps": n, "kernels": {name: [calls, us]}},
-    the format bench/compiled_step_probe.cc writes and bench/kernel_diff.py compares."""
+    the format bench/studies/compiled_step_probe.cc writes and bench/studies/kernel_diff.py compares."""
     from torch.profiler import profile, ProfilerActivity
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

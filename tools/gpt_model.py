@@ -4,7 +4,7 @@ exact GELU. Blocks are in a ModuleList here ("blocks.0"), registered flat in run
 compile_step.py renames them (runx_name).
 
 Imported by compile_step.py (--model gpt, the package runx's compiled_step trains) and by the
-PyTorch peer bench/peer_gpt.py, so that both build the same model.
+PyTorch peer bench/peers/peer_gpt.py, so that both build the same model.
 """
 import math
 import torch

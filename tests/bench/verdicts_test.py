@@ -1,5 +1,5 @@
 """The verdicts that decide issue 13's correctness, tested on the CPU under Debian's torch 1.13:
-bench/compare_weights.py (the weights after N steps, against the update and against a floor) and
+bench/studies/compare_weights.py (the weights after N steps, against the update and against a floor) and
 tools/compile_step.py's pre-package check (a joint graph against eager, read against a floor).
 The GPU runs them on real packages (bench/compiled-correctness.sh); here they meet weights and
 steps whose difference is known, so a verdict that passes everything, or fails everything, shows.
@@ -10,7 +10,7 @@ import contextlib, copy, importlib.util, io, os, subprocess, sys, tempfile, type
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-BENCH, TOOLS = os.path.join(ROOT, "bench"), os.path.join(ROOT, "tools")
+STUDIES, TOOLS = os.path.join(ROOT, "bench", "studies"), os.path.join(ROOT, "tools")
 
 def load(folder, name):
     spec = importlib.util.spec_from_file_location(name, os.path.join(folder, name + ".py"))
@@ -57,7 +57,7 @@ class CompareWeights(unittest.TestCase):
         return path
 
     def compare(self, *args):
-        return subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), *args],
+        return subprocess.run([sys.executable, os.path.join(STUDIES, "compare_weights.py"), *args],
                               capture_output=True, text=True)
 
     def verdict(self, *args):

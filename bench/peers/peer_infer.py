@@ -1,9 +1,9 @@
 """Peer measurement for runx's task: infer, on the GPU machine: PyTorch (Python) inference latency
 for the same work, so that runx can be compared side by side in ONE call.
 
-python3 bench/peer_infer.py --model resnet50 --batch 1 --steps 200 --warmup 20 \
+python3 bench/peers/peer_infer.py --model resnet50 --batch 1 --steps 200 --warmup 20 \
     --configs fp32,bf16,bf16+cl,bf16+cl+graph,bf16+cl+compile
-python3 bench/peer_infer.py --model mlp --batch 1 --configs fp32,fp32+graph
+python3 bench/peers/peer_infer.py --model mlp --batch 1 --configs fp32,fp32+graph
 Each pass is synchronized (one request's latency), as runx's task: infer does. Prints one JSON line
 per config: {"config", "batch", "ms_median", "ms_p90", "ms_p99", "samples_per_s"}.
 Configs: fp32 | bf16 | +cl (channels_last) | +graph (torch.cuda.CUDAGraph of the forward pass) |

@@ -16,7 +16,7 @@ runs: the first pairs of each campaign.
 Prints one line per condition with the false-verdict rate, the power, and how the other
 comparisons ended, and the runx commands that reproduce each; docs/benchmarks.md has the figures.
 
-  python3 bench/verdicts_campaign.py --runx build/runx --plugins build/tests/plugins/good
+  python3 bench/studies/verdicts_campaign.py --runx build/runx --plugins build/tests/plugins/good
 """
 import argparse
 import json

@@ -7,13 +7,13 @@ cast to --dtype inside, --channels-last inside, float32 logits out), run by
   compile-ro  torch.compile(mode="reduce-overhead"): Inductor's kernels replayed as CUDA graphs
   aoti-py     the .pt2 package (--package) loaded in Python by torch._inductor.aoti_load_package
 
-  python3 bench/peer_aoti.py --model resnet50 --batch 64 --package rn50-b64.pt2 --configs eager,compile,compile-ro,aoti-py
+  python3 bench/peers/peer_aoti.py --model resnet50 --batch 64 --package rn50-b64.pt2 --configs eager,compile,compile-ro,aoti-py
 
 Each pass is synchronized and timed as one request's latency, as runx's task: infer does. One JSON
 line per config: {"config", "batch", "ms_median", "ms_p90", "samples_per_s", ...}.
 """
-import argparse, json, sys, time, torch
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import argparse, json, os, sys, time, torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from aoti_package import Packaged  # noqa: E402
 
 def measure(f, x, steps, warmup):

@@ -1,7 +1,7 @@
 """Peer measurement on the GPU machine: PyTorch (Python) training throughput for runx's `gpt` model
 on the same text, so that runx can be compared side by side in ONE call.
 
-python3 bench/peer_gpt.py --text /usr/share/games/fortunes --n-layer 8 --n-head 8 --d-model 512 \
+python3 bench/peers/peer_gpt.py --text /usr/share/games/fortunes --n-layer 8 --n-head 8 --d-model 512 \
     --seq-len 256 --batch 256 --steps 50 --warmup 15 --configs fp32,bf16,bf16+fused,bf16+fused+compile
 Prints one JSON line per config:
   {"config":..., "ms_per_step":..., "tokens_per_s":..., "samples_per_s":..., "params":..., "peak_mem_gib":...}
@@ -21,7 +21,7 @@ import argparse, json, os, sys, time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from gpt_model import Gpt  # noqa: E402
 
 

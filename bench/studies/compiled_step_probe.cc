@@ -4,8 +4,9 @@
 // with momentum (at::_foreach ops, as torch.optim.SGD's foreach path does) to the gradients it
 // returns, and times N steps with CUDA events. Not part of runx: the measurement that decides the
 // design of the compiled_step technique. Build and run on the GPU machine (bench/gpu-checks.sh step):
-// PROBE_PROFILE=FILE.json also writes the kernels of 5 steps there (bench/kernel_diff.py compares).
-//   g++ -O2 -std=c++17 bench/compiled_step_probe.cc -o /tmp/probe $(python3 bench/torch_flags.py) && /tmp/probe FILE.pt2 50
+// PROBE_PROFILE=FILE.json also writes the kernels of 5 steps there (bench/studies/kernel_diff.py compares).
+//   target runx_compiled_step_probe (bench/CMakeLists.txt; CUDA, LibTorch 2.6+), then
+//   build-device/runx_compiled_step_probe FILE.pt2 50
 #include <cstdio>
 #include <cstdlib>
 #include <set>

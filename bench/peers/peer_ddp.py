@@ -1,8 +1,8 @@
 """Peer measurement for runx's data_parallel: PyTorch DistributedDataParallel under torchrun, the
-same work as bench/data-parallel-resnet50.yaml (ResNet-50, SGD momentum, synthetic 224x224, a
+same work as bench/experiments/data-parallel-resnet50.yaml (ResNet-50, SGD momentum, synthetic 224x224, a
 fixed batch per rank, bf16 autocast, channels_last, NCCL, DDP's default 25 MiB buckets).
 
-torchrun --standalone --nproc_per_node N bench/peer_ddp.py --batch 256 --steps 40 --warmup 15
+torchrun --standalone --nproc_per_node N bench/peers/peer_ddp.py --batch 256 --steps 40 --warmup 15
 Rank 0 prints one JSON line: {"peer": ..., "world_size": N, "batch_per_rank": ..., "ms_per_step": ...,
 "samples_per_s": <global, all ranks>, ...}. Step time is rank 0's, from CUDA events over the
 measured steps (every rank waits for the all-reduce, so the ranks' step times agree).

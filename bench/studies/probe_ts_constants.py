@@ -7,11 +7,11 @@ interpreter as runx runs it) three ways, in one process:
   load-host    the same file with those constants put back on the CPU (what runx does on load)
 Prints the constants found and one JSON line per way: {"way", "ms_per_step", "ratio_to_eager"}.
 
-    python3 bench/probe_ts_constants.py [--model vit_b_16] [--batch 128] [--steps 30]
+    python3 bench/studies/probe_ts_constants.py [--model vit_b_16] [--batch 128] [--steps 30]
 """
 import argparse, io, json, os, sys, torch, torchvision
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
 from peer_torchscript import time_training  # noqa: E402
 
 

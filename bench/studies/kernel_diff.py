@@ -2,7 +2,7 @@
 compile_step.py --profile-dir and by compiled_step_probe with PROBE_PROFILE): time per step by
 kind of kernel side by side, then the kernels whose time differs most.
 
-  python3 bench/kernel_diff.py prof/joint-compile.json prof/cxx.json
+  python3 bench/studies/kernel_diff.py prof/joint-compile.json prof/cxx.json
 """
 import json, re, sys
 

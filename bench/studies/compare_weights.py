@@ -2,7 +2,7 @@
 model's parameters and buffers), tensor by tensor: e.g. the eager and the compiled_step trial of one
 experiment after the same steps from the same initial weights and data.
 
-  python3 bench/compare_weights.py A/weights.pt B/weights.pt [--tolerance 2e-2] [--show 10]
+  python3 bench/studies/compare_weights.py A/weights.pt B/weights.pt [--tolerance 2e-2] [--show 10]
 
 For each tensor: the relative L2 difference |a - b| / |a| (integer tensors: equal or not) and the
 largest absolute difference, the --show largest listed. Overall: the same over all floating

@@ -1,10 +1,10 @@
 """Peer measurement on the GPU machine: PyTorch (Python) training throughput for the same work runx
 does, so that runx can be compared side by side in ONE run (figures differ between machines/runs).
 
-python3 bench/peer_resnet50.py --batch 256 --steps 40 --warmup 15 --configs fp32,bf16,bf16+cl,bf16+cl+compile
+python3 bench/peers/peer_resnet50.py --batch 256 --steps 40 --warmup 15 --configs fp32,bf16,bf16+cl,bf16+cl+compile
 Prints one JSON line per config: {"config":..., "batch":..., "ms_per_step":..., "samples_per_s":..., "peak_mem_gib":...}
 With --energy also "joules_per_sample" and "power_w" over the measured steps, by runx's rule
-(bench/nvml_energy.py: NVML's counter polled through the steps).
+(bench/peers/nvml_energy.py: NVML's counter polled through the steps).
 Configs: fp32 | tf32 | bf16 | fp16 | +cl (channels_last) | +compile (torch.compile default mode)
 """
 import argparse, json, time, torch, torchvision

@@ -1,13 +1,13 @@
 """Models nobody here wrote, for runx's `model: {name: torchscript}`, and PyTorch eager's figures for
 the same work, so that runx can be compared side by side in ONE call on the GPU machine.
 
-python3 bench/peer_torchscript.py --export /tmp/ts      # writes /tmp/ts/<model>.pt, prints nothing else
-python3 bench/peer_torchscript.py --models vit_b_16,convnext_tiny --configs fp32,bf16,fp32+cl,bf16+cl
+python3 bench/peers/peer_torchscript.py --export /tmp/ts      # writes /tmp/ts/<model>.pt, prints nothing else
+python3 bench/peers/peer_torchscript.py --models vit_b_16,convnext_tiny --configs fp32,bf16,fp32+cl,bf16+cl
 Models (torchvision, 1000 classes, 224x224): vit_b_16 (attention, LayerNorm, GELU) and convnext_tiny
 (depthwise 7x7 convolutions, LayerNorm, GELU) traced with torch.jit.trace; mobilenet_v3_large
 (depthwise convolutions, hardswish, squeeze-excitation) and resnet50 (plain convolutions) scripted
 with torch.jit.script. Exported in training mode, on the GPU (--export-device).
-Training: SGD momentum 0.9, cross-entropy, synthetic batches, as runx's bench/torchscript-models.yaml.
+Training: SGD momentum 0.9, cross-entropy, synthetic batches, as runx's bench/experiments/torchscript-models.yaml.
 Prints one JSON line per (model, config): {"model", "config", "batch", "ms_per_step", "samples_per_s"}.
 Configs: fp32 | bf16 (autocast) | +cl (channels_last model and input).
 """

@@ -1,7 +1,7 @@
 """Peer measurement on the CPU: PyTorch (Python) training of experiments/quickstart.yaml's model, so
 that runx's CPU figure has PyTorch's beside it from the same machine and the same LibTorch.
 
-/usr/bin/python3 bench/peer_quickstart.py [--configs fp32,bf16] [--warmup 5]
+/usr/bin/python3 bench/peers/peer_quickstart.py [--configs fp32,bf16] [--warmup 5]
 Prints one JSON line per config: {"config", "ms_per_step_median", "ms_p10", "ms_p90", "samples_per_s", "steps"}
 
 The quickstart's trial in PyTorch: Fashion-MNIST's 60k training images (the IDX files of Debian's

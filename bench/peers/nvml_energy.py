@@ -1,7 +1,7 @@
 """NVML energy from Python by the rule runx's trials use (runner/src/engine/energy.h), for peers
 and for the counter's own behaviour. ctypes on the driver's libnvidia-ml.so.1; no pynvml.
 
-  python3 bench/nvml_energy.py --probe [--seconds 3]
+  python3 bench/peers/nvml_energy.py --probe [--seconds 3]
       keeps GPU 0 busy with matmuls and polls its energy counter every 1 ms: how often the
       counter moves (the update period runx's rule depends on), and the power it implies next
       to nvmlDeviceGetPowerUsage. One JSON line.

@@ -11,7 +11,7 @@ step times again, so the figures keep their meaning). Times, with the real runx 
   - `runx compare previous latest` (6 variants);
   - `runx history` (2 runs x 6 variants).
 
-  python3 bench/verdict_cost.py --runx build/runx
+  python3 bench/studies/verdict_cost.py --runx build/runx
 """
 import argparse
 import os
