@@ -311,7 +311,7 @@ def package(a, joint_gm, step, inputs, x, y):
     if a.package_from == "graph":
         # AOTInductor on the joint graph itself. Through torch.export instead, the package's
         # intermediate activations come out contiguous where Inductor keeps them channels-last
-        # (91 layout copies and 2.3x slower Triton kernels per ResNet-50 step, docs/benchmarks.md).
+        # (91 layout copies and 2.3x slower Triton kernels per ResNet-50 step, docs/benchmarks-log.md).
         t1 = time.time()
         from torch._inductor import _aoti_compile_and_package_inner
         gm = copy.deepcopy(joint_gm)
@@ -496,7 +496,7 @@ def main():
                     help="force: Inductor's channels-last layout optimization on (force_layout_optimization)")
     ap.add_argument("--package-from", choices=["graph", "export"], default="graph",
                     help="graph (default): AOTInductor compiles the joint graph module itself; export: through "
-                         "torch.export first, which costs 2.3x at run time on ResNet-50 bf16+cl (docs/benchmarks.md)")
+                         "torch.export first, which costs 2.3x at run time on ResNet-50 bf16+cl (docs/benchmarks-log.md)")
     ap.add_argument("--profile-dir", help="after timing, profile each config's kernels into DIR/CONFIG.json")
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--trajectory", type=int, default=0,

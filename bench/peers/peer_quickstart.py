@@ -14,7 +14,7 @@ LibTorch 1.13 as runx's, on the same libblas.so.3, so both run on one BLAS.
 
 glibc's malloc: with its own thresholds (--malloc default) this Python process hands each freed
 800 KB tensor back to the kernel and page-faults the next one in, which makes its steps slower
-(--malloc default measures how much; docs/benchmarks.md has the figure); runx's process does not
+(--malloc default measures how much; docs/benchmarks-log.md has the figures); runx's process does not
 pay it. So the
 script's default, --malloc keep, first raises glibc's mmap and trim thresholds to 1 GiB (mallopt,
 what MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ do), and the figure is PyTorch's own.
