@@ -51,7 +51,7 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     'train: {warmup_steps: 1, steps: 2, eval: false}' >py.yaml
   "$runx" compile py.yaml --db "$tmp/work/c.db" --python /usr/bin/python3 >compile.txt 2>&1 \
     || { cat compile.txt >&2; fail "runx compile py.yaml"; }
-  grep -qF "compile: /usr/bin/python3 $prefix/share/runx/tools/compile_step.py --module " compile.txt \
+  grep -qF "compile: /usr/bin/python3 $(realpath "$prefix")/share/runx/tools/compile_step.py --module " compile.txt \
     || { cat compile.txt >&2; fail "runx compile did not run the installed tools/compile_step.py"; }
   /usr/bin/python3 "$prefix/share/runx/tools/compile_step.py" --model gpt --n-layer 1 --print-parameters >gpt.txt 2>&1 \
     || { cat gpt.txt >&2; fail "the installed compile_step.py --model gpt --print-parameters"; }
