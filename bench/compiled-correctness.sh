@@ -2,10 +2,10 @@
 # Issue 13's correctness check: does runx's compiled step (compiled_step) train like its eager step?
 #   bash bench/compiled-correctness.sh [SETTING...]      (default: bf16 bf16-det fp32-det)
 # On the GPU machine after bench/gpu-checks.sh build|unpack (section compiled-check calls it). Each
-# setting runs bench/compiled-step-weights.yaml (eager twice, compiled twice; the same initial
+# setting runs bench/experiments/compiled-step-weights.yaml (eager twice, compiled twice; the same initial
 # weights and batches; each trial's weights exported) for 1 step and for 20 steps, and judges:
 #   - every loss of every run against eager #1's, relative;
-#   - the weights (bench/compare_weights.py) measured against what training changed, |a-b| / |a-w0|,
+#   - the weights (bench/studies/compare_weights.py) measured against what training changed, |a-b| / |a-w0|,
 #     w0 the weights all four started from (the same experiment after one step at lr 1e-12): eager #1
 #     against eager #2 (the floor: the GPU's own run-to-run difference), against compiled #1, and
 #     compiled #1 against compiled #2. After 1 step that is the gradients' difference (the first
@@ -38,7 +38,7 @@ set -uo pipefail
 R=${R:-./build-device/runx}
 OUT=${OUT:-/tmp/gpu-checks}
 DB=${DB:-$OUT/gpu.db}
-EXP=${EXP:-bench/compiled-step-weights.yaml}
+EXP=${EXP:-bench/experiments/compiled-step-weights.yaml}
 read -r -a EXTRA <<< "${SETS:-}"
 mkdir -p "$OUT"
 failed=0
@@ -92,7 +92,7 @@ loss_floor() {  # RUN_A RUN_B: the largest relative difference between the two r
 compare() {  # name a b [compare_weights.py options]
   local name=$1 a=$2 b=$3; shift 3
   if [ -z "$a" ] || [ -z "$b" ]; then echo "[$name: no weights: a trial did not export (see the run's log)]"; return 1; fi
-  TAIL=4 log "$name" python3 bench/compare_weights.py "$a" "$b" --initial "$W0" --show 5 "$@"
+  TAIL=4 log "$name" python3 bench/studies/compare_weights.py "$a" "$b" --initial "$W0" --show 5 "$@"
 }
 
 chosen=("$@"); [ ${#chosen[@]} -gt 0 ] || chosen=(bf16 bf16-det fp32-det)

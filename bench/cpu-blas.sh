@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quickstart on the CPU under each BLAS Debian's LibTorch can load (the reference libblas3 and
-# OpenBLAS), runx and PyTorch (bench/peer_quickstart.py, Debian's python3-torch: the same LibTorch)
+# OpenBLAS), runx and PyTorch (bench/peers/peer_quickstart.py, Debian's python3-torch: the same LibTorch)
 # side by side, alternating, REPEATS rounds. Switches the libblas.so.3 alternative (root) and puts
 # it back to auto at the end. Figures: docs/benchmarks.md ("CPU: the quickstart").
 #   bash bench/cpu-blas.sh [REPEATS]       (default 2; needs libblas3 and libopenblas0-openmp)
@@ -20,6 +20,6 @@ for r in $(seq "$REPEATS"); do
       ./runx experiments/quickstart.yaml --db "$OUT/$b.db" --force --set precision=$p 2>&1 | grep -E '^(baseline|bf16|fp32) ' |
         awk -v p=$p '{print "runx    " p ": step ms " $3 " " $4 ", samples/s " $5}'
     done
-    $PY bench/peer_quickstart.py --configs fp32,bf16 | sed 's/^/pytorch /'
+    $PY bench/peers/peer_quickstart.py --configs fp32,bf16 | sed 's/^/pytorch /'
   done
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scaling of ResNet-50 bf16 + channels_last training over 1, 2, 4 and 8 GPUs: runx's data_parallel
-# (bench/data-parallel-resnet50.yaml, one sweep) against PyTorch DDP under torchrun
-# (bench/peer_ddp.py), on the same machine in the same call. Needs a machine with several GPUs,
+# (bench/experiments/data-parallel-resnet50.yaml, one sweep) against PyTorch DDP under torchrun
+# (bench/peers/peer_ddp.py), on the same machine in the same call. Needs a machine with several GPUs,
 # PyTorch with CUDA and torchvision, and runx built with NCCL (`runx doctor`; docs/running.md).
 #   bench/data-parallel.sh                 # world sizes 1 2 4 8, cut to the GPUs there are
 #   WORLD_SIZES="1 2" bench/data-parallel.sh
@@ -19,7 +19,7 @@ for n in ${WORLD_SIZES:-1 2 4 8}; do [ "$n" -le "$gpus" ] && sizes+=("$n"); done
 echo "GPUs: $gpus; world sizes: ${sizes[*]}"
 
 # runx: every world size of the file in one run (those above the GPU count are recorded incompatible).
-"$R" bench/data-parallel-resnet50.yaml --db "$OUT/dp.db" --force 2>&1 | tee "$OUT/runx.log"
+"$R" bench/experiments/data-parallel-resnet50.yaml --db "$OUT/dp.db" --force 2>&1 | tee "$OUT/runx.log"
 "$R" query --db "$OUT/dp.db" --format json "SELECT world_size, AVG(samples_per_s) AS samples_per_s,
    AVG(scaling_efficiency) AS scaling_efficiency FROM scaling WHERE run_id = (SELECT max(id) FROM runs)
    GROUP BY world_size ORDER BY world_size" > "$OUT/runx-scaling.json"
@@ -28,7 +28,7 @@ echo "GPUs: $gpus; world sizes: ${sizes[*]}"
 : > "$OUT/ddp.jsonl"
 for n in "${sizes[@]}"; do
   for rep in 1 2; do
-    torchrun --standalone --nproc_per_node "$n" bench/peer_ddp.py --batch 256 --steps 40 --warmup 15 \
+    torchrun --standalone --nproc_per_node "$n" bench/peers/peer_ddp.py --batch 256 --steps 40 --warmup 15 \
       | grep '^{' >> "$OUT/ddp.jsonl"
   done
 done

@@ -32,7 +32,7 @@ keep_packages() {  # prefix: those packages back under $OUT (one file, at most 1
 }
 
 sources_digest() {  # what the binaries are built from: the C++ sources and the build files
-  find runner plugins cmake bench/compiled_step_probe.cc CMakeLists.txt scripts/device-build-targets.sh -type f |
+  find runner plugins cmake bench/studies/compiled_step_probe.cc CMakeLists.txt scripts/device-build-targets.sh -type f |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16
 }
 tests_digest() {  # what runx_unit_test is built from besides those: its tests and test plugins
@@ -77,13 +77,13 @@ for what in "$@"; do
       ;;
     infer)  # cuda_graphs for inference on a launch-bound model, and PyTorch's figure
       section infer; source build-device/env.sh
-      log cuda-graphs-infer $R bench/cuda-graphs-infer.yaml --db "$DB"
-      log peer-mlp python3 bench/peer_infer.py --model mlp --batch 1 --steps 1000 --warmup 50 --configs fp32,fp32+graph
+      log cuda-graphs-infer $R bench/experiments/cuda-graphs-infer.yaml --db "$DB"
+      log peer-mlp python3 bench/peers/peer_infer.py --model mlp --batch 1 --steps 1000 --warmup 50 --configs fp32,fp32+graph
       ;;
     resnet)  # ResNet-50 inference latency at batch 1, and PyTorch's figures
       section resnet; source build-device/env.sh
       log resnet50-inference $R experiments/resnet50-inference.yaml --db "$DB"
-      log peer-resnet50 python3 bench/peer_infer.py --model resnet50 --batch 1 --steps 300 --warmup 20 \
+      log peer-resnet50 python3 bench/peers/peer_infer.py --model resnet50 --batch 1 --steps 300 --warmup 20 \
         --configs fp32,bf16,fp32+cl,bf16+cl,bf16+cl+graph,bf16+cl+compile
       ;;
     export)  # a TorchScript model trained on the GPU, exported, measured with task: infer, loaded in Python
@@ -126,41 +126,41 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       ;;
     auto)  # auto_batch against the CUDA allocator, whole GPU and a quarter of it (memory fraction)
       section auto; source build-device/env.sh
-      log auto-batch $R bench/auto-batch-resnet50.yaml --db "$DB" --force
-      log auto-batch-quarter $R bench/auto-batch-resnet50.yaml --db "$DB" --force --set optimizations.memory.fraction=0.25
+      log auto-batch $R bench/experiments/auto-batch-resnet50.yaml --db "$DB" --force
+      log auto-batch-quarter $R bench/experiments/auto-batch-resnet50.yaml --db "$DB" --force --set optimizations.memory.fraction=0.25
       ;;
     throughput)  # auto_batch's throughput objective, and ResNet-50 inference in the throughput regime
       section throughput; source build-device/env.sh
-      log auto-batch-throughput $R bench/auto-batch-resnet50.yaml --db "$DB" --force \
+      log auto-batch-throughput $R bench/experiments/auto-batch-resnet50.yaml --db "$DB" --force \
         --set optimizations.auto_batch.objective=throughput --set optimizations.auto_batch.max=4096
       log resnet50-inference-b64 $R experiments/resnet50-inference.yaml --db "$DB" --force \
         --set data.batch_size=64 --set infer.steps=100 --set repeats=1
-      log peer-resnet50-b64 python3 bench/peer_infer.py --model resnet50 --batch 64 --steps 100 --warmup 20 \
+      log peer-resnet50-b64 python3 bench/peers/peer_infer.py --model resnet50 --batch 64 --steps 100 --warmup 20 \
         --configs fp32,bf16,fp32+cl,bf16+cl,bf16+cl+graph
       ;;
     memmap)  # memmap data through pinned, non-blocking copies; default loader vs prefetch
       section memmap; source build-device/env.sh
-      log pack $R data pack bench/memmap-prefetch-data.yaml --count 8192 --out /tmp/runx-pack
-      log memmap-prefetch $R bench/memmap-prefetch.yaml --db "$DB" --force
+      log pack $R data pack bench/experiments/memmap-prefetch-data.yaml --count 8192 --out /tmp/runx-pack
+      log memmap-prefetch $R bench/experiments/memmap-prefetch.yaml --db "$DB" --force
       ;;
     torchscript)  # torchvision models as TorchScript files, trained by runx and by PyTorch eager
       section torchscript; source build-device/env.sh
       TS=${TS_DIR:-/tmp/ts}; MODELS=${TS_MODELS:-vit_b_16 convnext_tiny mobilenet_v3_large resnet50}
-      log ts-export python3 bench/peer_torchscript.py --export "$TS" --models "$(echo $MODELS | tr ' ' ,)"
+      log ts-export python3 bench/peers/peer_torchscript.py --export "$TS" --models "$(echo $MODELS | tr ' ' ,)"
       # TS_BF16=1: bf16 and bf16 + channels_last only, on both sides
       ts_set=(); ts_configs=fp32,bf16,fp32+cl,bf16+cl
       [ -n "${TS_BF16:-}" ] && ts_set=(--set precision=bf16 --set 'sweep.axes={optimizations: [channels_last]}') && ts_configs=bf16,bf16+cl
-      log ts-peer python3 bench/peer_torchscript.py --models "$(echo $MODELS | tr ' ' ,)" --configs "$ts_configs"
+      log ts-peer python3 bench/peers/peer_torchscript.py --models "$(echo $MODELS | tr ' ' ,)" --configs "$ts_configs"
       for m in $MODELS; do
-        log "ts-$m" $R bench/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
+        log "ts-$m" $R bench/experiments/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
           --set repeats="${TS_REPEATS:-1}" "${ts_set[@]}"
       done
       for m in ${TS_EXECUTOR_MODELS-vit_b_16 convnext_tiny}; do  # TS_EXECUTOR_MODELS= skips this
-        log "ts-executor-$m" $R bench/torchscript-executor.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
+        log "ts-executor-$m" $R bench/experiments/torchscript-executor.yaml --db "$DB" --force --set model.path="$TS/$m.pt" \
           --set repeats="${TS_REPEATS:-1}"
       done
       # cuda_graphs on a traced attention model: captured, or refused before the first step with its reason
-      log ts-graphs $R bench/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/vit_b_16.pt" \
+      log ts-graphs $R bench/experiments/torchscript-models.yaml --db "$DB" --force --set model.path="$TS/vit_b_16.pt" \
         --set precision=bf16 --set 'optimizations=[cuda_graphs]' --set sweep.axes.optimizations=[channels_last] \
         --set sweep.axes.precision=[bf16] --set repeats=1
       $R query --db "$DB" "SELECT t.label, t.status, round(s.step_ms_median, 2) AS ms, t.error, substr(t.error_detail, 1, 600) AS detail,
@@ -175,18 +175,18 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       for spec in ${AOTI_SPECS:-rn50-b1:resnet50:1:fp32 rn50-b64:resnet50:64:fp32 rn50-b64-bf16cl:resnet50:64:bf16:cl vit-b64-bf16:vit_b_16:64:bf16}; do
         IFS=: read -r name model batch dtype cl <<< "$spec"
         extra=(); [ "$cl" = cl ] && extra=(--channels-last)
-        [ -f "$P/$name.pt2" ] || log "aoti-pkg-$name" python3 bench/aoti_package.py --model "$model" --batch "$batch" \
+        [ -f "$P/$name.pt2" ] || log "aoti-pkg-$name" python3 tools/aoti_package.py --model "$model" --batch "$batch" \
           --dtype "$dtype" "${extra[@]}" -o "$P/$name.pt2"
-        log "aoti-$name" $R bench/aoti-infer.yaml --db "$DB" --force --set model.path="$P/$name.pt2" \
+        log "aoti-$name" $R bench/experiments/aoti-infer.yaml --db "$DB" --force --set model.path="$P/$name.pt2" \
           --set data.batch_size="$batch" --set name="aoti-$name" --export-markdown "$OUT/aoti-$name.md"
         if [ "$model" = resnet50 ]; then  # runx's own ResNet-50 (eager LibTorch), same batch and precision
           amp=(); [ "$dtype" = bf16 ] && amp=(--set precision=bf16)
           [ "$cl" = cl ] && amp+=(--set 'optimizations=[channels_last]')
-          log "aoti-runx-eager-$name" $R bench/aoti-infer.yaml --db "$DB" --force --set 'model={name: resnet50}' \
+          log "aoti-runx-eager-$name" $R bench/experiments/aoti-infer.yaml --db "$DB" --force --set 'model={name: resnet50}' \
             --set data.batch_size="$batch" --set name="aoti-runx-eager-$name" "${amp[@]}"
         fi
         # aoti-py (the package loaded in Python) segfaults in aoti_load_package on PyTorch 2.11: left out by default
-        log "aoti-peer-$name" python3 bench/peer_aoti.py --model "$model" --batch "$batch" --dtype "$dtype" \
+        log "aoti-peer-$name" python3 bench/peers/peer_aoti.py --model "$model" --batch "$batch" --dtype "$dtype" \
           "${extra[@]}" --package "$P/$name.pt2" --configs "${AOTI_PEER_CONFIGS:-eager,compile,compile-ro}"
       done
       ;;
@@ -198,9 +198,9 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       keep_packages gpt
       log gpt-runx $R experiments/gpt-text-gpu.yaml --db "$DB" --force --set data.path="$FORTUNES" \
         --set repeats="${GPT_REPEATS:-2}" --export-markdown "$OUT/gpt-runx.md"
-      log gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" \
+      log gpt-peer python3 bench/peers/peer_gpt.py --text "$FORTUNES" \
         --configs "${GPT_PEER_CONFIGS:-fp32,fp32+fused,bf16,bf16+fused,bf16+fused+compile,bf16+fused+compile-ro}"
-      log gpt-techniques $R bench/gpt-techniques.yaml --db "$DB" --force --set data.path="$FORTUNES"
+      log gpt-techniques $R bench/experiments/gpt-techniques.yaml --db "$DB" --force --set data.path="$FORTUNES"
       $R query --db "$DB" "SELECT t.label, t.status, t.error FROM trials t WHERE t.run_id = (SELECT max(id) FROM runs)" \
         > "$OUT/gpt-techniques-status.log" 2>&1
       $R query --db "$DB" "SELECT t.label, m.name, round(m.value, 4) AS value FROM metrics m JOIN trials t ON t.id = m.trial_id
@@ -212,7 +212,7 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
     dp1)  # data_parallel at world size 1 over NCCL against the same trial without it: the overhead (< 2%)
       section dp1; source build-device/env.sh
       log dp1-doctor $R doctor
-      log dp1-overhead $R bench/data-parallel-overhead.yaml --db "$DB" --force --export-markdown "$OUT/dp1.md"
+      log dp1-overhead $R bench/experiments/data-parallel-overhead.yaml --db "$DB" --force --export-markdown "$OUT/dp1.md"
       $R query --db "$DB" "SELECT label, status, round(samples_per_s, 1) AS samples_per_s, round(speedup, 4) AS speedup
         FROM speedups WHERE run_id = (SELECT max(id) FROM runs) ORDER BY trial_id" > "$OUT/dp1-trials.log" 2>&1
       cat "$OUT/dp1-trials.log"
@@ -229,12 +229,12 @@ print('frozen on', y.device, 'output', tuple(y.shape), 'differs from the untrain
       for spec in ${STEP_SPECS:-rn18-b32:resnet18:32:fp32 rn50-b256-bf16cl:resnet50:256:bf16:cl}; do
         IFS=: read -r name model batch dtype cl <<< "$spec"
         extra=(); [ "$cl" = cl ] && extra=(--channels-last)
-        log "step-pkg-$name" python3 bench/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
+        log "step-pkg-$name" python3 tools/compile_step.py --model "$model" --batch "$batch" --dtype "$dtype" \
           "${extra[@]}" -o "$P/$name.pt2" ${STEP_PROFILE:+--profile-dir "$OUT/prof-$name"} ${STEP_PKG_ARGS:-} --measure "${STEP_MEASURE:-50}" --configs "${STEP_CONFIGS:-eager,compile,joint-compile}"
         [ -n "${STEP_PROFILE:-}" ] && export PROBE_PROFILE="$OUT/prof-$name/cxx.json"
         [ -f "$P/$name.pt2" ] && log "step-cxx-$name" ./build-device/runx_compiled_step_probe "$P/$name.pt2" "${STEP_MEASURE:-50}"
         [ -n "${STEP_PROFILE:-}" ] && for c in $(echo "${STEP_CONFIGS:-eager,compile,joint-compile}" | tr , ' '); do
-            TAIL=40 log "step-diff-$name-$c" python3 bench/kernel_diff.py "$OUT/prof-$name/$c.json" "$OUT/prof-$name/cxx.json"; done
+            TAIL=40 log "step-diff-$name-$c" python3 bench/studies/kernel_diff.py "$OUT/prof-$name/$c.json" "$OUT/prof-$name/cxx.json"; done
         [ -n "${STEP_PROFILE:-}" ] && [ -f "$P/$name.pt2" ] && python3 -c 'import sys, zipfile, os
 z = zipfile.ZipFile(sys.argv[1])
 for n in z.namelist():
@@ -252,7 +252,7 @@ for n in z.namelist():
       log compiled-pkg $R compile experiments/compiled-step-resnet50.yaml --db "$DB"
       cp "$RUNX_COMPILED_DIR"/resnet50-*.json "$OUT/" 2>/dev/null; keep_packages resnet50-b256
       TAIL=20 log compiled-runx $R experiments/compiled-step-resnet50.yaml --db "$DB"
-      log compiled-peer python3 bench/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
+      log compiled-peer python3 tools/compile_step.py --model resnet50 --batch 256 --dtype bf16 --channels-last \
         --no-check --measure 40 --warmup 12 --configs eager,compile
       TAIL=40 log compiled-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,
         round(samples_per_s) AS img_s, round(final_loss, 4) AS loss, substr(error, 1, 400) AS error FROM trial_summary
@@ -272,7 +272,7 @@ for n in z.namelist():
       R=$R DB=$DB OUT=$OUT bash bench/compiled-correctness.sh ${COMPILED_SETTINGS:-} 2>&1 | tee "$OUT/compiled-correctness.log" |
         grep -E '^(===|\[|verdict|against the update|floor|run |baseline|compiled_step)'
       keep_packages resnet50-b256; keep_packages resnet50-b64
-      [ -n "${COMPILED_TRAJECTORY:-}" ] && TAIL=36 log compiled-trajectory-peer python3 bench/compile_step.py --model resnet50 \
+      [ -n "${COMPILED_TRAJECTORY:-}" ] && TAIL=36 log compiled-trajectory-peer python3 tools/compile_step.py --model resnet50 \
         --batch 256 --dtype bf16 --channels-last --no-check --measure 0 --trajectory 20 --trajectory-lr 0.1
       ;;
     compiled-batch)  # how far from MLPerf's ~7.9k img/s: the compiled step + foreach SGD + CUDA graphs at larger
@@ -280,21 +280,21 @@ for n in z.namelist():
       section compiled-batch; source build-device/env.sh
       export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
       B=${COMPILED_BATCHES:-256 384 512}; axes="sweep.axes={data.batch_size: [$(echo $B | tr ' ' ,)]}"
-      log compiled-batch-pkg $R compile bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
-      TAIL=12 log compiled-batch-runx $R bench/compiled-step-batches.yaml --db "$DB" --set "$axes"
+      log compiled-batch-pkg $R compile bench/experiments/compiled-step-batches.yaml --db "$DB" --set "$axes"
+      TAIL=12 log compiled-batch-runx $R bench/experiments/compiled-step-batches.yaml --db "$DB" --set "$axes"
       for b in $B; do
-        TAIL=3 log "compiled-batch-peer-$b" python3 bench/compile_step.py --model resnet50 --batch "$b" --dtype bf16 \
+        TAIL=3 log "compiled-batch-peer-$b" python3 tools/compile_step.py --model resnet50 --batch "$b" --dtype bf16 \
           --channels-last --no-check --measure 40 --warmup 12 --configs compile
       done
       ;;
     compiled-gpt)  # issue 13 on the language model: runx's gpt with the compiled step against PyTorch eager and
-                   # torch.compile (bench/peer_gpt.py) on the same text and batch, same call
+                   # torch.compile (bench/peers/peer_gpt.py) on the same text and batch, same call
       section compiled-gpt; source build-device/env.sh; install_fortunes
       export RUNX_COMPILED_DIR=build-device/compiled; reuse_packages
-      log compiled-gpt-pkg $R compile bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
+      log compiled-gpt-pkg $R compile bench/experiments/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
       cp "$RUNX_COMPILED_DIR"/gpt-*.json "$OUT/" 2>/dev/null; keep_packages gpt
-      TAIL=20 log compiled-gpt-runx $R bench/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
-      log compiled-gpt-peer python3 bench/peer_gpt.py --text "$FORTUNES" --configs bf16+fused,bf16+fused+compile,bf16+fused+compile-ro
+      TAIL=20 log compiled-gpt-runx $R bench/experiments/compiled-step-gpt.yaml --db "$DB" --set data.path="$FORTUNES"
+      log compiled-gpt-peer python3 bench/peers/peer_gpt.py --text "$FORTUNES" --configs bf16+fused,bf16+fused+compile,bf16+fused+compile-ro
       TAIL=20 log compiled-gpt-query $R query --db "$DB" "SELECT label, status, round(step_ms_median, 2) AS ms,
         round(samples_per_s * 256) AS tokens_s, round(final_loss, 4) AS loss, substr(error, 1, 300) AS error FROM trial_summary
         WHERE experiment = 'compiled-step-gpt' ORDER BY trial_id"

@@ -6,7 +6,7 @@
 # compiled_step + cuda_graphs), bf16 + channels_last, SGD with fused_optimizer's fused update in every
 # variant (the peer's SGD is PyTorch's default foreach update in eager, and Inductor's fused one under
 # torch.compile, which compiles opt.step() too); PyTorch eager and torch.compile of the same model run
-# in the same call (bench/compile_step.py --configs eager,compile).
+# in the same call (tools/compile_step.py --configs eager,compile).
 #   bash bench/zoo.sh compile [MODEL...]   # the packages, JOBS at a time (minutes each)
 #   bash bench/zoo.sh measure [MODEL...]   # runx (--force: measured again, nothing reused) and the peer, one model after another
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
@@ -69,7 +69,7 @@ case $what in
     for m in $models; do
       f=$(experiment "$m")
       $R "$f" --db "$DB" --force ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
-      [ "${PEER:-1}" = 0 ] || python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
+      [ "${PEER:-1}" = 0 ] || python3 tools/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
         "{\"name\": \"$m\", \"num_classes\": 1000}" --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" \
         --dtype bf16 --channels-last --no-check --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
@@ -81,7 +81,7 @@ case $what in
   warm)
     running=0
     for m in $models; do
-      ( python3 bench/compile_step.py --module bench/zoo_models.py:build --builder-kwargs "{\"name\": \"$m\", \"num_classes\": 1000}" \
+      ( python3 tools/compile_step.py --module bench/zoo_models.py:build --builder-kwargs "{\"name\": \"$m\", \"num_classes\": 1000}" \
           --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" --dtype bf16 --channels-last --no-check \
           --configs compile --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
       running=$((running + 1))

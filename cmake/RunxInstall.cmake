@@ -2,7 +2,8 @@
 # laid out so that the installed binary finds them relative to itself (base/install_dirs.h):
 #   P/bin/runx, P/bin/runx-worker                                           (runx hands the LibTorch commands to the worker)
 #   P/lib/runx/plugins/lib<technique>.so + <technique>.schema.json
-#   P/share/runx/bench/compile_step.py (+ peer_gpt.py, which it imports)   what `runx compile` runs
+#   P/share/runx/tools/compile_step.py (+ gpt_model.py, which it imports)  what `runx compile` runs
+#   P/share/runx/tools/aoti_package.py                                      what model: aoti's messages name
 #   P/share/runx/experiments/*.yaml                                         the ready-to-run examples
 #   P/share/bash-completion/completions/runx, P/share/man/man1/runx.1      from `runx completion bash`, `runx man`
 # The Vega files of `runx report` come from Debian's libjs-vega (/usr/share/javascript), or from
@@ -29,8 +30,10 @@ function(runx_install_rules)
       install(FILES ${schema} DESTINATION ${RUNX_INSTALL_PLUGIN_DIR} RENAME ${p}.schema.json)
     endif()
   endforeach()
-  install(PROGRAMS ${PROJECT_SOURCE_DIR}/bench/compile_step.py ${PROJECT_SOURCE_DIR}/bench/peer_gpt.py
-          DESTINATION ${RUNX_INSTALL_DATA_DIR}/bench)
+  # tools/: the Python tools runx runs (runx compile: version.h DataDir()/tools) or names to users.
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/compile_step.py ${PROJECT_SOURCE_DIR}/tools/aoti_package.py
+          DESTINATION ${RUNX_INSTALL_DATA_DIR}/tools)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/gpt_model.py DESTINATION ${RUNX_INSTALL_DATA_DIR}/tools)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/experiments/ DESTINATION ${RUNX_INSTALL_DATA_DIR}/experiments
           FILES_MATCHING PATTERN "*.yaml")
   # Made by the runx just built, from its command table (cli/command_table.cc): the install fails

@@ -91,7 +91,7 @@ class Amp : public runx::Technique {
     if (plan.config().value("model", nlohmann::json::object()).value("name", "") == "aoti")
       return runx::CheckResult::Incompatible(
           "an AOTInductor package has its precision compiled in (autocast does not reach its kernels): make a "
-          "bf16 or fp16 package instead (bench/aoti_package.py --dtype bf16)");
+          "bf16 or fp16 package instead (tools/aoti_package.py --dtype bf16)");
     const std::string precision = plan.config().value("precision", "fp32");
     const std::string dtype = Dtype(plan.config());
     if ((precision == "fp16" || precision == "bf16") && dtype != precision)

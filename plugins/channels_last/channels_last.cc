@@ -15,7 +15,7 @@ class ChannelsLast : public runx::Technique {
     if (plan.config().value("model", nlohmann::json::object()).value("name", "") == "aoti")
       return runx::CheckResult::Incompatible(
           "an AOTInductor package has its memory format compiled in: make a channels_last package instead "
-          "(bench/aoti_package.py --channels-last)");
+          "(tools/aoti_package.py --channels-last)");
     const auto& data = plan.config().at("data");
     if (data.value("source", "") == "text")
       return runx::CheckResult::Incompatible(

@@ -1,5 +1,5 @@
 // compiled_step: the trial's forward, loss and backward replaced by one training step compiled
-// ahead of time by Inductor (bench/compile_step.py: aot_export_module's joint graph, packaged by
+// ahead of time by Inductor (tools/compile_step.py: aot_export_module's joint graph, packaged by
 // AOTInductor), run through LibTorch's AOTIModelPackageLoader. The package takes the parameters,
 // the buffers and the batch, and returns the buffers' new values, the loss and every gradient;
 // runx writes the buffers back, sets each parameter's .grad and keeps its own optimizer (so
@@ -34,7 +34,7 @@ class CompiledStep : public runx::Technique {
     if (package_ == "auto")  // runx run names the file (spec/compiled_package.h) before a trial is planned
       throw std::invalid_argument(
           "compiled_step: 'package: auto' is resolved by `runx run` to a file beside the results store; this trial "
-          "reached the technique unresolved (name the FILE.pt2 made by bench/compile_step.py in 'package')");
+          "reached the technique unresolved (name the FILE.pt2 made by tools/compile_step.py in 'package')");
   }
 
   runx::CheckResult check(const runx::TrialPlan& plan) override {

@@ -12,7 +12,7 @@ namespace runx::compiled_step {
 namespace {
 
 constexpr const char* kMakeIt =
-    "make it with bench/compile_step.py (e.g. python3 bench/compile_step.py --model resnet50 --batch 256 "
+    "make it with tools/compile_step.py (e.g. python3 tools/compile_step.py --model resnet50 --batch 256 "
     "--dtype bf16 --channels-last -o FILE.pt2), which writes FILE.pt2 and FILE.pt2.json";
 
 std::string Shape(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
@@ -94,7 +94,7 @@ std::string PlanMismatch(const Sidecar& s, const TrialPlan& plan) {
   const std::string where = fmt::format("the package (sidecar '{}')", s.path);
   if (plan.task() == Task::kInfer)
     return "compiled_step compiles a training step; for inference run an AOTInductor package as "
-           "model: {name: aoti, path: FILE.pt2} (bench/aoti_package.py makes one)";
+           "model: {name: aoti, path: FILE.pt2} (tools/aoti_package.py makes one)";
   const nlohmann::json* amp = plan.technique("amp");
   const std::string trial_dtype = amp ? amp->value("dtype", "bf16") : "fp32";
   if (trial_dtype != s.dtype)

@@ -1,5 +1,5 @@
 #pragma once
-// The contract between a compiled training step (FILE.pt2, made by bench/compile_step.py) and the
+// The contract between a compiled training step (FILE.pt2, made by tools/compile_step.py) and the
 // trial that runs it: FILE.pt2.json lists the package's inputs (parameters, buffers, input,
 // target) and outputs (buffer updates, loss, gradients) in order, with shapes, dtypes, strides and
 // runx's names, and the precision, memory format, batch and torch version it was compiled for.

@@ -8,9 +8,9 @@ const char* Version();
 const char* GitSha();
 /// 1 when the tree had uncommitted changes to tracked files at build time, 0 when clean, -1 unknown.
 int GitDirty();
-/// The source tree runx was built from (where bench/compile_step.py lies).
+/// The source tree runx was built from (where tools/compile_step.py lies).
 const char* SourceDir();
-/// Where runx's shipped files lie (bench/compile_step.py, experiments/): P/share/runx for an
+/// Where runx's shipped files lie (tools/compile_step.py, experiments/): P/share/runx for an
 /// installed P/bin/runx, else the source tree it was built from.
 std::string DataDir();
 /// The build type runx was compiled as (CMake's CMAKE_BUILD_TYPE).

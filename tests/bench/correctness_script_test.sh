@@ -12,7 +12,7 @@ runx=$1
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 cd "$root"
-export PATH=/usr/bin:$PATH  # Debian's python3, which has torch (bench/compare_weights.py)
+export PATH=/usr/bin:$PATH  # Debian's python3, which has torch (bench/studies/compare_weights.py)
 SETS="--set device=cpu --set model.name=resnet18 --set data.shape=[3,32,32] --set data.num_classes=10 \
 --set model.num_classes=10 --set data.batch_size=8 --set threads=1" NO_COMPILE=1 CORRECT_STEPS=1 R=$runx OUT=$out \
   bash bench/compiled-correctness.sh bf16-det fp32-det > "$out/all.txt" 2>&1

@@ -1,6 +1,6 @@
 """The verdicts that decide issue 13's correctness, tested on the CPU under Debian's torch 1.13:
-bench/compare_weights.py (the weights after N steps, against the update and against a floor) and
-bench/compile_step.py's pre-package check (a joint graph against eager, read against a floor).
+bench/studies/compare_weights.py (the weights after N steps, against the update and against a floor) and
+tools/compile_step.py's pre-package check (a joint graph against eager, read against a floor).
 The GPU runs them on real packages (bench/compiled-correctness.sh); here they meet weights and
 steps whose difference is known, so a verdict that passes everything, or fails everything, shows.
 
@@ -9,10 +9,11 @@ steps whose difference is known, so a verdict that passes everything, or fails e
 import contextlib, copy, importlib.util, io, os, subprocess, sys, tempfile, types, unittest
 import torch
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+STUDIES, TOOLS = os.path.join(ROOT, "bench", "studies"), os.path.join(ROOT, "tools")
 
-def load_bench(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(BENCH, name + ".py"))
+def load(folder, name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, name + ".py"))
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     return mod
 
@@ -56,7 +57,7 @@ class CompareWeights(unittest.TestCase):
         return path
 
     def compare(self, *args):
-        return subprocess.run([sys.executable, os.path.join(BENCH, "compare_weights.py"), *args],
+        return subprocess.run([sys.executable, os.path.join(STUDIES, "compare_weights.py"), *args],
                               capture_output=True, text=True)
 
     def verdict(self, *args):
@@ -97,7 +98,7 @@ class PrePackageCheck(unittest.TestCase):
     """compile_step.check: a joint step is run for 3 SGD steps beside eager and a floor; a step that
     computes the gradients right passes, one off by a scale fails, whatever the floor."""
     def setUp(self):
-        self.cs = load_bench("compile_step")
+        self.cs = load(TOOLS, "compile_step")
         torch.manual_seed(0)
         self.init = Net().to(memory_format=torch.channels_last)
         self.x = torch.randn(8, 3, 6, 6).contiguous(memory_format=torch.channels_last)

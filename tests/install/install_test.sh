@@ -18,7 +18,8 @@ runx="$prefix/bin/runx"
 # runx hands the commands that run LibTorch (run, plugins, ...) to the worker beside it.
 [[ -x "$prefix/bin/runx-worker" ]] || fail "no $prefix/bin/runx-worker"
 for f in lib/runx/plugins/libamp.so lib/runx/plugins/amp.schema.json lib/runx/plugins/libchannels_last.so \
-         share/runx/bench/compile_step.py share/runx/bench/peer_gpt.py share/runx/experiments/quickstart.yaml; do
+         share/runx/tools/compile_step.py share/runx/tools/gpt_model.py share/runx/tools/aoti_package.py \
+         share/runx/experiments/quickstart.yaml; do
   [[ -f "$prefix/$f" ]] || fail "not installed: $f"
 done
 # The test plugins of the suite are never installed.
@@ -41,6 +42,22 @@ grep -qw amp plugins.txt || { cat plugins.txt >&2; fail "runx plugins lists no a
   || { cat status.txt >&2; fail "runx query"; }
 [[ "$(sed 1d status.txt | tr -d '\r')" == ok ]] || { cat run.txt status.txt >&2; fail "the trial is not ok"; }
 
+# runx compile runs the installed tools/compile_step.py (a python model's TorchScript file, made by
+# Debian's torch where it is there), and that script finds gpt_model.py beside it.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  printf 'from torch import nn\n\ndef build(num_classes=10):\n    return nn.Sequential(nn.Flatten(), nn.Linear(12, num_classes))\n' >model.py
+  printf 'name: py\ndevice: cpu\nmodel: {name: python, path: model.py, builder: build}\n%s\n%s\n' \
+    'data: {source: synthetic, shape: [3, 2, 2], num_classes: 10, batch_size: 4}' \
+    'train: {warmup_steps: 1, steps: 2, eval: false}' >py.yaml
+  "$runx" compile py.yaml --db "$tmp/work/c.db" --python /usr/bin/python3 >compile.txt 2>&1 \
+    || { cat compile.txt >&2; fail "runx compile py.yaml"; }
+  grep -qF "compile: /usr/bin/python3 $(realpath "$prefix")/share/runx/tools/compile_step.py --module " compile.txt \
+    || { cat compile.txt >&2; fail "runx compile did not run the installed tools/compile_step.py"; }
+  /usr/bin/python3 "$prefix/share/runx/tools/compile_step.py" --model gpt --n-layer 1 --print-parameters >gpt.txt 2>&1 \
+    || { cat gpt.txt >&2; fail "the installed compile_step.py --model gpt --print-parameters"; }
+  grep -q '"block0.qkv.weight"' gpt.txt || { cat gpt.txt >&2; fail "no block0.qkv.weight in gpt's parameters"; }
+fi
+
 # The bash completion and the man page: installed, what the installed runx makes, and usable.
 completion="$prefix/share/bash-completion/completions/runx"
 "$runx" completion bash >completion.txt || fail "runx completion bash"
@@ -49,4 +66,4 @@ bash -n "$completion" || fail "the installed bash completion is not valid bash"
 "$runx" man >man.txt || fail "runx man"
 cmp -s man.txt "$prefix/share/man/man1/runx.1" || fail "man page not installed as runx makes it"
 grep -q '^\.TH RUNX 1' "$prefix/share/man/man1/runx.1" || fail "the man page has no .TH RUNX 1"
-echo "ok: installed into $prefix; runx plugins and the quickstart ran from $tmp/work"
+echo "ok: installed into $prefix; runx plugins, the quickstart and runx compile ran from $tmp/work"

@@ -1,7 +1,7 @@
 // model: {name: aoti} through the real runx binary. Everywhere: training is refused at the model
 // line, a LibTorch without AOTInductor records the trial as incompatible naming its version, and
 // amp/channels_last/export are refused for a package. Where LibTorch has AOTInductor and
-// RUNX_TEST_AOTI_PACKAGE names a CUDA package (bench/aoti_package.py --model resnet18 --shape 3,32,32
+// RUNX_TEST_AOTI_PACKAGE names a CUDA package (tools/aoti_package.py --model resnet18 --shape 3,32,32
 // --num-classes 10 --batch 4; bench/gpu-checks.sh aoti-tests makes it): the package runs, cuda_graphs
 // captures and replays it, and a batch size other than the compiled one fails with AOTI's message.
 #include <cstdlib>

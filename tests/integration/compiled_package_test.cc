@@ -4,7 +4,7 @@
 // a failed compile, and once a package is there the trial finds it by itself.
 //
 // Making a real package needs PyTorch 2.x with CUDA (bench/gpu-checks.sh compiled does it on the
-// GPU machine). Here a stand-in interpreter plays bench/compile_step.py's part of the contract: it
+// GPU machine). Here a stand-in interpreter plays tools/compile_step.py's part of the contract: it
 // answers the torch version probe and writes FILE.pt2 and its sidecar FILE.pt2.json where -o says.
 #include <sys/stat.h>
 
@@ -67,7 +67,7 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
   const std::string error = Error(id);
   EXPECT_NE(error.find("compiled_step: no package for this trial at " + prefix), std::string::npos) << error;
   EXPECT_NE(error.find("with `runx compile "), std::string::npos) << error;
-  EXPECT_NE(error.find("python3 bench/compile_step.py --model resnet18 --batch 4 --image-size 16 --num-classes 10 "
+  EXPECT_NE(error.find("python3 tools/compile_step.py --model resnet18 --batch 4 --image-size 16 --num-classes 10 "
                        "--dtype fp32 --measure 0 -o " + prefix),
             std::string::npos) << error;
   // What else stands in the way on this machine is said with it: no package made here could run.
@@ -109,7 +109,7 @@ TEST_F(CompiledPackage, CompileMakesTheMissingPackageAndTheTrialFindsIt) {
   EXPECT_NE(r.out.find("compile_step.py ended with status 3"), std::string::npos) << r.out;
   for (const auto& e : fs::directory_iterator(dir_ / "compiled"))
     EXPECT_EQ(e.path().extension(), ".lock") << e.path();  // no package, sidecar or partial file
-  // The compile that works: bench/compile_step.py of this source tree, with the trial's arguments
+  // The compile that works: tools/compile_step.py of this source tree, with the trial's arguments
   // and --measure 0, into a partial file that is then moved into place.
   r = runx::testing::Runx("compile " + File() + " --db " + db_ + " --python " + Python(release + "+cu130"));
   ASSERT_EQ(r.status, 0) << r.out;
@@ -120,7 +120,7 @@ TEST_F(CompiledPackage, CompileMakesTheMissingPackageAndTheTrialFindsIt) {
                        "compiled_step needs LibTorch 2.6 or later"),
             runx::compat::kHasAotInductor ? std::string::npos : r.out.find("runx: warning:")) << r.out;
   const std::string calls = Calls();
-  EXPECT_NE(calls.find(std::string(RUNX_SOURCE_DIR) + "/bench/compile_step.py --model resnet18 --batch 4 "
+  EXPECT_NE(calls.find(std::string(RUNX_SOURCE_DIR) + "/tools/compile_step.py --model resnet18 --batch 4 "
                        "--image-size 16 --num-classes 10 --dtype fp32 --measure 0 -o " + (dir_ / "compiled").string() +
                        "/.partial-"),
             std::string::npos) << calls;

@@ -183,7 +183,8 @@ TEST_F(TextRuns, TextThatCannotBeReadIsALocatedError) {
 TEST_F(TextRuns, TheGpuExperimentFileIsValid) {
   if (!fs::is_directory(kFortunes)) GTEST_SKIP() << kFortunes << " is missing: apt-get install fortunes";
   // The GPU experiment and the technique check of docs/benchmarks.md (their trials need CUDA).
-  for (const char* file : {RUNX_SOURCE_DIR "/experiments/gpt-text-gpu.yaml", RUNX_SOURCE_DIR "/bench/gpt-techniques.yaml"}) {
+  for (const char* file :
+       {RUNX_SOURCE_DIR "/experiments/gpt-text-gpu.yaml", RUNX_SOURCE_DIR "/bench/experiments/gpt-techniques.yaml"}) {
     const auto r = Runx(std::string("validate ") + file);
     EXPECT_EQ(r.status, 0) << file << ": " << r.out;
   }

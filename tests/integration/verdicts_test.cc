@@ -6,7 +6,7 @@
 //     a false verdict, and may be said at most 5% of the time (here: at most 1 in 11);
 //   - known effect: the same runs against runs whose every step sleeps 3 ms more (test_sleep): a
 //     real slowdown, found at least 9 times in 10.
-// bench/verdicts-campaign.sh runs the same at a larger scale, with and without the load, and
+// bench/studies/verdicts_campaign.py runs the same at a larger scale, with and without the load, and
 // docs/benchmarks.md has its figures.
 #include <signal.h>
 #include <sys/prctl.h>

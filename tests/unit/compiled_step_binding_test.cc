@@ -1,7 +1,7 @@
 // compiled_step's binding: the model's parameters and buffers fed to the package in its sidecar's
 // order, and the package's outputs put back (buffer updates into the buffers, gradients as .grad).
 // The package here is a reference step computed eagerly on a twin of the model, which is what
-// bench/compile_step.py traces and compiles; so a model trained through the binding must end
+// tools/compile_step.py traces and compiles; so a model trained through the binding must end
 // bit-equal to the same model trained by the eager loop, whatever order the sidecar lists, and a
 // wrongly mapped gradient or buffer must show in the weights. (The AOTInductor package itself runs
 // on the GPU machine only: bench/compiled-correctness.sh.)

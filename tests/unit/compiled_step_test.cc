@@ -1,6 +1,6 @@
 // compiled_step's contract with its package: the sidecar is checked against the trial's plan and
 // model before anything is loaded, and every refusal names both sides. The sidecars here are
-// written from real models the way bench/compile_step.py writes them; the plugin is the real .so.
+// written from real models the way tools/compile_step.py writes them; the plugin is the real .so.
 #include <unistd.h>
 
 #include <filesystem>
@@ -27,7 +27,7 @@ json Slot(const std::string& kind, const std::string& name, const torch::Tensor&
           {"stride", t.strides().vec()}, {"dtype", DtypeName(t)}};
 }
 
-/// The sidecar bench/compile_step.py would write for `model` at `batch` samples of `shape`.
+/// The sidecar tools/compile_step.py would write for `model` at `batch` samples of `shape`.
 json SidecarFor(torch::nn::Module& model, int64_t batch, std::vector<int64_t> shape, const std::string& dtype,
                 bool channels_last) {
   json in = json::array(), out = json::array();
@@ -143,7 +143,7 @@ TEST_F(CompiledStep, AMissingOrForeignSidecarSaysHowToMakeOne) {
   EXPECT_FALSE(why.ok);
   EXPECT_NE(why.reason.find("cannot read '" + (dir_ / "none.pt2.json").string() + "', the sidecar of package"),
             std::string::npos) << why.reason;
-  EXPECT_NE(why.reason.find("bench/compile_step.py"), std::string::npos) << why.reason;
+  EXPECT_NE(why.reason.find("tools/compile_step.py"), std::string::npos) << why.reason;
   why = testing::Check("compiled_step", {{"package", Write({{"format", "other"}}, "f.pt2")}}, Config(8), torch::kCPU);
   EXPECT_NE(why.reason.find("is not a compiled-step sidecar: 'format' is 'other', expected 'runx-compiled-step/1'"),
             std::string::npos) << why.reason;
@@ -182,7 +182,7 @@ TEST_F(CompiledStep, TheTrialMustRunWhatThePackageCompiled) {
     EXPECT_NE(rest.find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"), std::string::npos) << rest;
 }
 
-// The sidecar bench/compile_step.py wrote on the H200 for torchvision's ResNet-50 (batch 256, bf16,
+// The sidecar tools/compile_step.py wrote on the H200 for torchvision's ResNet-50 (batch 256, bf16,
 // channels-last; PyTorch 2.11), kept in tests/data: runx's own ResNet-50 must fit it exactly, names
 // mapped (layer1.0. -> layer1_0.), shapes, dtypes and channels-last strides, 161 parameters and
 // 159 buffers. It is the package runx's first GPU run refused over the 1x1 convolutions' strides.
@@ -203,7 +203,7 @@ TEST_F(CompiledStep, RunxsResNet50FitsTheSidecarWrittenForTorchvisionsOnTheGpu) 
   EXPECT_EQ(compiled_step::ModelMismatch(s, *model, 256, {3, 224, 224}), "");
 }
 
-// compile_step.py --model gpt builds bench/peer_gpt.py's definition and names its tensors as runx's
+// compile_step.py --model gpt builds tools/gpt_model.py's definition and names its tensors as runx's
 // gpt has them; the file is what `compile_step.py --model gpt --n-layer 2 --n-head 2 --d-model 32
 // --seq-len 16 --block-size 24 --print-parameters` printed (Debian's python3-torch). Same names,
 // same shapes, nothing more on either side, tied output weights included.

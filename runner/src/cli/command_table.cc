@@ -259,7 +259,7 @@ Handler DefineCompile(CLI::App& cmd, const std::vector<std::string>&) {
   cmd.add_option("file", compile.file, "experiment YAML file")->required();
   cmd.add_option("--db", p->db, "results store the packages go beside (default: the experiment's `results`)");
   cmd.add_option("--set", compile.overrides, "override a config value, as for run")->take_all();
-  cmd.add_option("--python", compile.python, "the Python with PyTorch (CUDA) that runs bench/compile_step.py")
+  cmd.add_option("--python", compile.python, "the Python with PyTorch (CUDA) that runs tools/compile_step.py")
       ->capture_default_str();
   cmd.add_flag("--dry-run", compile.dry_run, "list the packages, which are missing and the commands; make nothing");
   return [p] {

@@ -44,7 +44,7 @@ struct CompileArgs {
   std::string file;
   std::vector<std::string> overrides;  ///< --set key=value, as for run
   std::optional<std::string> db;       ///< the results store the packages go beside
-  std::string python = "python3";      ///< the interpreter that runs bench/compile_step.py
+  std::string python = "python3";      ///< the interpreter that runs tools/compile_step.py
   bool dry_run = false;                ///< say what is missing and how to make it; make nothing
 };
 

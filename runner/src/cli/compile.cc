@@ -1,5 +1,5 @@
 // runx compile FILE.yaml: makes what the experiment's trials need from Python, in the folder beside
-// the results store, by running bench/compile_step.py for each one that is missing (or, with
+// the results store, by running tools/compile_step.py for each one that is missing (or, with
 // --dry-run, says which and how): the TorchScript file of each python model (model: {name:
 // python}), which its trials train, and the compiled training steps of compiled_step trials with
 // `package: auto`.
@@ -83,11 +83,11 @@ bool CheckPackage(const Needed& n, const std::string& partial, const spec::Schem
   return result.verdict.ok;
 }
 
-/// compile_step.py of the source tree, or of the prefix runx is installed in (P/share/runx/bench:
+/// tools/compile_step.py of the source tree, or of the prefix runx is installed in (P/share/runx/tools:
 /// version.h DataDir), under `python`, with `args`, then `tail` (its output option).
 std::vector<std::string> CompileStep(const std::string& python, const std::vector<std::string>& args,
                                      std::initializer_list<std::string> tail) {
-  std::vector<std::string> argv{python, (fs::path(DataDir()) / "bench" / "compile_step.py").string()};
+  std::vector<std::string> argv{python, (fs::path(DataDir()) / "tools" / "compile_step.py").string()};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), tail);
   return argv;

@@ -1,5 +1,5 @@
 // model: {name: aoti, path: model.pt2}: an AOTInductor package (torch.export + Inductor, compiled
-// ahead of time in Python by bench/aoti_package.py or torch._inductor.aoti_compile_and_package)
+// ahead of time in Python by tools/aoti_package.py or torch._inductor.aoti_compile_and_package)
 // run for inference through LibTorch's AOTIModelPackageLoader. The package holds its weights,
 // its precision, its memory format and the device it was compiled for; runx feeds it batches.
 // LibTorch 2.6 and later (compat::kHasAotInductor); elsewhere loading it says which version runs.
@@ -63,7 +63,7 @@ std::shared_ptr<Model> LoadAoti(const nlohmann::json& model, const std::vector<i
                                 int64_t num_classes, c10::Device device) {
   (void)sample_shape;
   if (!model.contains("path") || !model.at("path").is_string())
-    throw std::invalid_argument("model 'aoti' needs 'path', the .pt2 package made by bench/aoti_package.py");
+    throw std::invalid_argument("model 'aoti' needs 'path', the .pt2 package made by tools/aoti_package.py");
   const std::string path = model.at("path").get<std::string>();
   if (!compat::kHasAotInductor)
     throw IncompatibleModel("model 'aoti' needs LibTorch 2.6 or later (AOTInductor's package loader); this runx "
@@ -89,7 +89,7 @@ std::shared_ptr<Model> LoadAoti(const nlohmann::json& model, const std::vector<i
     if (compiled_for != c10::DeviceTypeName(device.type(), /*lower_case=*/true))
       throw IncompatibleModel("aoti model '" + path + "' was compiled for " + compiled_for + ", the trial runs on " +
                               device.str() + "; compile the package for " + device.str() +
-                              " (bench/aoti_package.py --device) or set device: " + compiled_for);
+                              " (tools/aoti_package.py --device) or set device: " + compiled_for);
   }
   return std::make_shared<AotiModel>(std::move(loader), path, num_classes);
 #else

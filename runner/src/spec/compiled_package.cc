@@ -18,7 +18,7 @@ namespace {
 using json = nlohmann::json;
 
 /// runx's ResNets, which compile_step.py builds by name (torchvision's definitions, whose names it
-/// maps to runx's); gpt it builds from bench/peer_gpt.py.
+/// maps to runx's); gpt it builds from tools/gpt_model.py.
 constexpr const char* kBuilt[] = {"resnet18", "resnet50"};
 
 const json* CompiledStep(const json& config) {
@@ -69,7 +69,7 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
   json model_facts = model;
   std::string file_name = name;
   if (name == "gpt") {
-    // bench/peer_gpt.py's definition over byte tokens: [batch, seq_len] ids from [0, 256).
+    // tools/gpt_model.py's definition over byte tokens: [batch, seq_len] ids from [0, 256).
     if (data.value("source", "") != "text" || data.value("tokenizer", std::string(kDefaultTokenizer)) != "bytes")
       return refuse("compile_step.py compiles gpt over byte tokens (data: {source: text, tokenizer: bytes}); with "
                     "another vocabulary make the package with --vocab and name it in 'package'");
@@ -126,8 +126,8 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
     file_name = fmt::format("{}-{}", stem, PythonBuilder(model));
   } else {
     return refuse(fmt::format(
-        "bench/compile_step.py builds runx's resnet18, resnet50, gpt and python models, not model '{}'; make the package "
-        "with `python3 bench/compile_step.py --module FILE.py:FN ... -o FILE.pt2` and name FILE.pt2 in 'package'",
+        "tools/compile_step.py builds runx's resnet18, resnet50, gpt and python models, not model '{}'; make the package "
+        "with `python3 tools/compile_step.py --module FILE.py:FN ... -o FILE.pt2` and name FILE.pt2 in 'package'",
         name));
   }
   p.facts = {{"format", "runx-compiled-step/1"}, {"model", model_facts},  {"batch", batch},
@@ -152,7 +152,7 @@ std::string CompiledDirFor(const std::string& db) {
 }
 
 std::string CompileCommand(const CompiledPackage& p) {
-  return fmt::format("python3 bench/compile_step.py {} --measure 0 -o {}", ShellWords(p.args), p.path);
+  return fmt::format("python3 tools/compile_step.py {} --measure 0 -o {}", ShellWords(p.args), p.path);
 }
 
 }  // namespace runx::spec

@@ -1,6 +1,6 @@
 #pragma once
 // compiled_step's `package: auto`: the compiled training step a trial needs, named by a cache key
-// and kept beside the results store (DIR/compiled/), with the bench/compile_step.py arguments that
+// and kept beside the results store (DIR/compiled/), with the tools/compile_step.py arguments that
 // make it. The key is what the package is compiled for: the model and its settings, the batch,
 // one sample's shape, the number of classes, the precision compiled in, the memory format, the
 // device kind, and the LibTorch release that loads it (AOTInductor's ABI is per release; the
@@ -19,7 +19,7 @@ struct CompiledPackage {
   std::string path;               ///< DIR/<model>-b<batch>-<dtype>[-cl]-<key>.pt2 ("" when `reason` is set)
   std::string key;                ///< 16 hex digits of sha256 over `facts`
   nlohmann::json facts;           ///< what the key covers, as JSON (recorded with the trial)
-  std::vector<std::string> args;  ///< bench/compile_step.py's arguments, without the script and -o
+  std::vector<std::string> args;  ///< tools/compile_step.py's arguments, without the script and -o
   std::string reason;             ///< why runx cannot name this trial's package ("" when it can)
 };
 
@@ -46,7 +46,7 @@ void SetPackage(nlohmann::json* config, const std::string& path);
 /// beside it (results/runx.db -> results/compiled).
 std::string CompiledDirFor(const std::string& db);
 
-/// The command that makes `p` from the project root: python3 bench/compile_step.py ARGS -o PATH.
+/// The command that makes `p` from the project root: python3 tools/compile_step.py ARGS -o PATH.
 std::string CompileCommand(const CompiledPackage& p);
 
 }  // namespace runx::spec

@@ -103,7 +103,7 @@ bool ArtifactPresent(const std::string& path) { return base::FilePairPresent(pat
 void SetArtifact(json* config, const std::string& path) { (*config)["model"]["artifact"] = path; }
 
 std::string TorchScriptCommand(const PythonArtifact& a) {
-  return fmt::format("python3 bench/compile_step.py {} --torchscript {}", ShellWords(a.args), a.path);
+  return fmt::format("python3 tools/compile_step.py {} --torchscript {}", ShellWords(a.args), a.path);
 }
 
 }  // namespace runx::spec

@@ -1,7 +1,7 @@
 #pragma once
 // model: {name: python, path: model.py, builder: build, kwargs: {...}}: a model the user builds in
 // Python. runx does not run Python in a trial: `runx compile` makes from the builder a TorchScript
-// file (bench/compile_step.py --torchscript), the eager artifact the trial trains, kept beside the
+// file (tools/compile_step.py --torchscript), the eager artifact the trial trains, kept beside the
 // results store (DIR/compiled/) under a key over what it is made from: the source's content, the
 // builder and its keyword arguments, one sample's shape, the number of classes and the LibTorch
 // release that loads it. The trial is identified by the source's content (spec/identity.cc), so
@@ -26,7 +26,7 @@ bool IsPythonModel(const nlohmann::json& config);
 /// whose shape is in their header, text).
 std::vector<int64_t> StatedSampleShape(const nlohmann::json& data);
 
-/// bench/compile_step.py's arguments that name a python model's builder: --module PATH:BUILDER,
+/// tools/compile_step.py's arguments that name a python model's builder: --module PATH:BUILDER,
 /// and --builder-kwargs JSON when it has keyword arguments.
 std::vector<std::string> PythonModuleArgs(const nlohmann::json& model);
 
@@ -35,7 +35,7 @@ struct PythonArtifact {
   std::string path;               ///< DIR/<stem>-<builder>-<key>.ts.pt ("" when `reason` is set)
   std::string key;                ///< 16 hex digits of sha256 over `facts`
   nlohmann::json facts;           ///< what the key covers: source sha256, builder, kwargs, shape, classes, release
-  std::vector<std::string> args;  ///< bench/compile_step.py's arguments, without the script and --torchscript
+  std::vector<std::string> args;  ///< tools/compile_step.py's arguments, without the script and --torchscript
   std::string source;             ///< "model.py:build", as messages name it
   std::string reason;             ///< why runx cannot name the artifact ("" when it can)
 };
@@ -58,7 +58,7 @@ void SetArtifact(nlohmann::json* config, const std::string& path);
 /// --builder-kwargs) in single quotes.
 std::string ShellWords(const std::vector<std::string>& args);
 
-/// The command that makes `a`: python3 bench/compile_step.py ARGS --torchscript PATH.
+/// The command that makes `a`: python3 tools/compile_step.py ARGS --torchscript PATH.
 std::string TorchScriptCommand(const PythonArtifact& a);
 
 }  // namespace runx::spec

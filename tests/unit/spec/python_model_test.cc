@@ -57,7 +57,7 @@ TEST_F(PythonModel, TheArtifactIsNamedBesideTheStoreWithTheCommandThatMakesIt) {
   ASSERT_EQ(a.key.size(), 16u);
   EXPECT_EQ(a.path, "results/compiled/small_cnn-build-" + a.key + ".ts.pt");
   EXPECT_EQ(a.source, source_ + ":build");
-  EXPECT_EQ(TorchScriptCommand(a), "python3 bench/compile_step.py --module " + source_ +
+  EXPECT_EQ(TorchScriptCommand(a), "python3 tools/compile_step.py --module " + source_ +
                                        ":build --builder-kwargs '{\"num_classes\":10}' --shape 3,32,32 "
                                        "--torchscript " +
                                        a.path);
@@ -152,7 +152,7 @@ TEST_F(PythonModel, PackageAutoNamesTheCompiledStepOfTheSameBuilder) {
   const auto p = AutoPackage(Trial(), "c", "2.11.0");
   ASSERT_EQ(p.reason, "");
   EXPECT_EQ(p.path, "c/small_cnn-build-b64-bf16-cl-" + p.key + ".pt2");
-  EXPECT_EQ(CompileCommand(p), "python3 bench/compile_step.py --module " + source_ +
+  EXPECT_EQ(CompileCommand(p), "python3 tools/compile_step.py --module " + source_ +
                                    ":build --builder-kwargs '{\"num_classes\":10}' --shape 3,32,32 --num-classes 10 "
                                    "--batch 64 --dtype bf16 --channels-last --measure 0 -o " +
                                    p.path);
