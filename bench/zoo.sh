@@ -37,6 +37,12 @@ models=${*:-$DEFAULT}
 
 size() { [ "$1" = inception_v3 ] && echo 299 || echo 224; }
 
+run_peer() {  # model, then compile_step.py's run arguments: PyTorch's step of the model the experiment trains
+  local m=$1 s; s=$(size "$1"); shift
+  python3 tools/compile_step.py --module bench/zoo_models.py:build --builder-kwargs "{\"name\": \"$m\", \"num_classes\": 1000}" \
+    --shape "3,$s,$s" --batch "${BATCH:-128}" --dtype bf16 --channels-last --no-check "$@"
+}
+
 experiment() {  # model -> its experiment file
   local m=$1 s; s=$(size "$m")
   cat > "$W/$m.yaml" <<YAML
@@ -69,9 +75,7 @@ case $what in
     for m in $models; do
       f=$(experiment "$m")
       $R "$f" --db "$DB" --force ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
-      [ "${PEER:-1}" = 0 ] || python3 tools/compile_step.py --module bench/zoo_models.py:build --builder-kwargs \
-        "{\"name\": \"$m\", \"num_classes\": 1000}" --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" \
-        --dtype bf16 --channels-last --no-check --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
+      [ "${PEER:-1}" = 0 ] || run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
@@ -81,9 +85,7 @@ case $what in
   warm)
     running=0
     for m in $models; do
-      ( python3 tools/compile_step.py --module bench/zoo_models.py:build --builder-kwargs "{\"name\": \"$m\", \"num_classes\": 1000}" \
-          --shape "3,$(size "$m"),$(size "$m")" --batch "${BATCH:-128}" --dtype bf16 --channels-last --no-check \
-          --configs compile --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
+      ( run_peer "$m" --configs compile --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
       running=$((running + 1))
       if [ "$running" -ge "${JOBS:-3}" ]; then wait -n; running=$((running - 1)); fi
     done
