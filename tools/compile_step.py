@@ -448,6 +448,12 @@ def torchscript(a):
               "kwargs": json.loads(a.builder_kwargs or "{}"), "shape": list(shape), "seed": a.seed}
     try:
         module, fields["method"] = torch.jit.script(net), "script"
+        # runx trains what forward returns as the logits: a scripted forward that returns something
+        # else (torchvision's GoogLeNet and Inception v3 return their named tuple whenever scripted,
+        # even without auxiliary heads, where eager returns the logits) is traced instead.
+        returns = str(module.forward.schema.returns[0].type) if len(module.forward.schema.returns) == 1 else "several"
+        if returns != "Tensor":
+            raise TypeError(f"the scripted forward returns {returns}, not the logits tensor runx trains")
     except Exception as e:
         script_error = str(e).strip().splitlines()[0].rstrip(":") if str(e).strip() else type(e).__name__
         try:

@@ -14,7 +14,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TOOLS = os.path.join(ROOT, "tools")
 RELEASE = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
 
-MODEL_PY = """import torch
+MODEL_PY = """from typing import Tuple
+import torch
 from torch import nn
 
 def build(num_classes=10):
@@ -30,6 +31,23 @@ class Unusable(nn.Module):
 
 def unusable(num_classes=10):
     return Unusable()
+
+class TupleWhenScripted(nn.Module):
+    # Like torchvision's GoogLeNet: scripted, forward returns a tuple; eager, the logits.
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(192, 10)
+    @torch.jit.unused
+    def eager_outputs(self, x: torch.Tensor, aux: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x  # type: ignore[return-value]
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        y = self.fc(x.flatten(1))
+        if torch.jit.is_scripting():
+            return (y, y)
+        return self.eager_outputs(y, y)
+
+def tuple_when_scripted(num_classes=10):
+    return TupleWhenScripted()
 """
 
 
@@ -90,6 +108,20 @@ class CompileStep(Tool):
         self.assertTrue(r.stderr.startswith("torch.jit.script: "), r.stderr)
         self.assertIn("; torch.jit.trace: RuntimeError: Tracer cannot infer type of dict_keys", r.stderr)
         self.assertFalse(os.path.exists(out) or os.path.exists(out + ".json"))
+
+    def test_torchscript_of_a_model_whose_scripted_forward_returns_a_tuple_is_traced_with_the_reason(self):
+        out = self.path("tuple.ts.pt")
+        r = self.run_tool("--module", self.model + ":tuple_when_scripted", "--shape", "3,8,8", "--torchscript", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("as TorchScript (trace)", r.stdout)
+        with open(out + ".json") as f:
+            fields = json.load(f)
+        self.assertEqual(fields["method"], "trace")
+        self.assertIn("the scripted forward returns Tuple[Tensor, Tensor], not the logits tensor runx trains",
+                      fields["script_error"])
+        y = torch.jit.load(out)(torch.randn(2, 3, 8, 8))
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual(tuple(y.shape), (2, 10))
 
     def test_torchscript_needs_a_module(self):
         r = self.run_tool("--model", "resnet18", "--torchscript", self.path("x.ts.pt"))
