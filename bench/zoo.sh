@@ -18,7 +18,7 @@
 #                                          # seconds) to $OUT/compiled-zoo-*.tgz, to copy into .devbin/ and carry; unpack puts them back
 # On the GPU machine after bench/gpu-checks.sh build|unpack. Every failure is a row with its reason:
 # the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
-# default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 30),
+# default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 100: energy per sample needs 0.5 s of them),
 # PYTHON (runx compile --python), JOBS (parallel compiles, default 3: six at once ran out of the H100's memory), PEER=0 (no PyTorch figures),
 # PEER_CONFIGS (compile_step.py's configs, default eager,compile; add compile-max for max-autotune), SETS (more --set arguments for
 # runx, e.g. a CPU stand-in: SETS="--set device=cpu --set data.batch_size=4").
@@ -52,7 +52,7 @@ seed: 0
 precision: bf16
 model: {name: python, path: bench/zoo_models.py, builder: build, kwargs: {name: $m, num_classes: 1000}}
 data: {source: synthetic, shape: [3, $s, $s], num_classes: 1000, batch_size: ${BATCH:-128}}
-train: {optimizer: {name: sgd, lr: 0.01, momentum: 0.9}, warmup_steps: 10, steps: ${STEPS:-30}, eval: false}
+train: {optimizer: {name: sgd, lr: 0.01, momentum: 0.9}, warmup_steps: 10, steps: ${STEPS:-100}, eval: false}
 optimizations: {channels_last: {}, fused_optimizer: {}, compiled_step: {package: auto}, cuda_graphs: {}}
 trial_timeout_s: 900
 sweep: {mode: grid, axes: {optimizations: [compiled_step, cuda_graphs]}}
@@ -75,7 +75,7 @@ case $what in
     for m in $models; do
       f=$(experiment "$m")
       $R "$f" --db "$DB" --force ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
-      [ "${PEER:-1}" = 0 ] || run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-30}" > "$W/$m-peer.log" 2>&1
+      [ "${PEER:-1}" = 0 ] || run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-100}" > "$W/$m-peer.log" 2>&1
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
