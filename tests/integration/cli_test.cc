@@ -109,6 +109,12 @@ TEST_F(Cli, EveryTrialIsMeteredOrSaysWhyNot) {
     EXPECT_EQ(absent, "no RAPL counters: /sys/class/powercap has no package zone (a CPU without RAPL, or a "
                       "virtual machine that does not pass it through)");
   }
+  // A value the switch does not know is refused before anything runs, not taken for "on".
+  r = runx::testing::Shell("RUNX_ENERGY=false " + std::string(RUNX_BIN) + " " + Tiny() + " --db " + db_ + " -q --force");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("runx: error: RUNX_ENERGY='false': expected 'off' (no energy meter) or 'on' (the default)"),
+            std::string::npos)
+      << r.out;
   // Switched off (how the meter's own cost is measured): no meter, and the reason says so.
   r = runx::testing::Shell("RUNX_ENERGY=off " + std::string(RUNX_BIN) + " " + Tiny() + " --db " + db_ + " -q --force");
   ASSERT_EQ(r.status, 0) << r.out;

@@ -70,6 +70,12 @@ bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& ro
 }  // namespace
 
 int Run(const RunArgs& args) {
+  // The meter's switch (trial/device.cc reads it in each trial): a value it does not know would
+  // leave the meter on without a word, and the figures would then be taken for switched-off ones.
+  if (const char* e = std::getenv("RUNX_ENERGY"); e && *e && std::string(e) != "off" && std::string(e) != "on") {
+    fmt::print(stderr, "runx: error: RUNX_ENERGY='{}': expected 'off' (no energy meter) or 'on' (the default)\n", e);
+    return 2;
+  }
   // runx loads no LibTorch to run a trial in its own process: its worker runs the whole command.
   if (args.in_process && !TrialsInThisProcess()) return HandToWorker();
   const auto schemas = spec::SchemaSet::Load(plugins::PluginDirs());
