@@ -1,5 +1,5 @@
 // The record of a trial: its start, the failures written into it, its finish.
-#include "engine/trial_record.h"
+#include "trial/record.h"
 
 #include <new>
 

@@ -1,6 +1,6 @@
 // A whole trial in-process on the CPU: tiny model, few steps, real plugins.
-#include "engine/trial.h"
-#include "engine/cpu_load.h"
+#include "trial/trial.h"
+#include "machine/cpu_load.h"
 #include "spec/label.h"
 
 #include <cstdlib>
