@@ -117,17 +117,14 @@ class WorkerError : public std::runtime_error {
 /// rest run in child processes. A failing trial is a recorded result. Throws store::StoreError
 /// when the store fails: the run is then marked failed where the store still allows it, and a
 /// finished trial that could not be written is kept in a file beside the store
-/// (PendingDir) and recorded by the next run on that store.
+/// (sweep/pending.h) and recorded by the next run on that store. The run is a SweepRun
+/// (sweep/run.h) scheduled by sweep/scheduler.h.
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
                      const SweepOptions& options, SweepObserver& observer);
 /// The same with the plan's trials already prepared (PrepareSweep): runx prepares them before it
 /// opens the store, so that a worker that cannot answer leaves no store behind.
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, PreparedSweep prepared,
                      store::Store& store, const SweepOptions& options, SweepObserver& observer);
-
-/// Where trial records that could not be written to the store at `db_path` wait:
-/// "<db_path>.pending".
-std::string PendingDir(const std::string& db_path);
 
 /// The identity of a whole plan: its trials' config identities, repeats, labels and order.
 std::string PlanHash(const spec::Plan& plan);
