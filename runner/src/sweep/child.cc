@@ -348,7 +348,6 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     }
   } else {
     store::TrialRecord r;
-    r.config_json = config.dump();
     r.started_at = started;
     std::string detail_tail = tail;
     if (timed_out) {

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "spec/label.h"
 #include "trial/host_memory.h"
 
 namespace runx::engine {
@@ -56,7 +57,7 @@ std::string RunnerContext::artifact_dir() {
     const char* root = std::getenv("RUNX_ARTIFACT_DIR");
     auto dir = std::filesystem::path(root && *root ? root : "results/artifacts") /
                config_.value("name", std::string("experiment")) /
-               fmt::format("{}-{}-{}", rec_.label, CompactTime(rec_.started_at), ::getpid());
+               fmt::format("{}-{}-{}", spec::LabelTrial(config_).label, CompactTime(rec_.started_at), ::getpid());
     std::filesystem::create_directories(dir);
     artifact_dir_ = std::filesystem::absolute(dir).string();
     record("artifact_dir", artifact_dir_);

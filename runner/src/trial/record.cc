@@ -7,15 +7,12 @@
 #include "base/text.h"
 #include "models/models.h"
 #include "outcome/failure.h"
-#include "spec/label.h"
 #include "trial/environment.h"
 
 namespace runx::engine {
 
-store::TrialRecord StartRecord(const nlohmann::json& config) {
+store::TrialRecord StartRecord() {
   store::TrialRecord rec;
-  rec.config_json = config.dump();
-  rec.label = spec::LabelTrial(config).label;
   rec.started_at = UtcNow();
   rec.status = TrialStatus::kOk;
   return rec;

@@ -11,8 +11,9 @@
 
 namespace runx::engine {
 
-/// A record for `config` starting now: its config, label, start time and status ok.
-store::TrialRecord StartRecord(const nlohmann::json& config);
+/// A record starting now: its start time and status ok. What the trial is in its run (config,
+/// label, identities, place in the plan) is written by the parent alone (sweep/record.h).
+store::TrialRecord StartRecord();
 
 /// Writes the failure `error` (thrown out of a trial's phases) into `rec`: an abort with the
 /// status and reason the technique gave, out of memory as oom (IsOutOfMemory; std::bad_alloc as

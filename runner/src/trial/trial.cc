@@ -90,7 +90,7 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
 
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options) {
-  store::TrialRecord rec = StartRecord(config);
+  store::TrialRecord rec = StartRecord();
   std::vector<std::string> notes;
   c10::Device device(c10::DeviceType::CPU);
   const bool ranked = RanksOf(config) > 0;

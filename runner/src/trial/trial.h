@@ -32,8 +32,8 @@ struct TrialOptions {
   std::optional<RankRole> rank;
 };
 
-/// Runs the trial described by `config` and returns its record (status, steps, metrics,
-/// environment). Failures of the trial itself (out of memory, an exception in the model or a
+/// Runs the trial described by `config` and returns its record (device, status, steps, metrics,
+/// environment; what the trial is in its run is the parent's to add: sweep/record.h). Failures of the trial itself (out of memory, an exception in the model or a
 /// technique, NaN loss) come back as a record with that status, never as an exception. Only
 /// programming errors throw.
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
