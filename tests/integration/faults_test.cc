@@ -230,9 +230,10 @@ TEST_F(Faults, FullTmpdirFailsTheTrialWithItsCause) {
   fs::path tmp;
   if (const auto why = MountTmpfs("tmp", 64, &tmp); !why.empty()) GTEST_SKIP() << why;
   Fill(tmp);
+  const std::string own = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "";
   setenv("TMPDIR", tmp.c_str(), 1);
   const auto r = Runx(Write("e.yaml", Experiment(2, 0)) + " --json --db " + (dir_ / "s.db").string());
-  unsetenv("TMPDIR");
+  own.empty() ? unsetenv("TMPDIR") : setenv("TMPDIR", own.c_str(), 1);
   EXPECT_NE(r.out.find("cannot write the trial's files in TMPDIR"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
 }
