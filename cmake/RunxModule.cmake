@@ -5,8 +5,8 @@
 #   for every module, and records which runx modules it may include (DEPS) and whether it must
 #   stay free of LibTorch (TORCH_FREE).
 # runx_module_rules(<name> [DEPS <modules...>] [TORCH_FREE])
-#   Records the same rules for a module built into another target (engine, models, data and
-#   plugins are built into runx_core, cli into the runx binary).
+#   Records the same rules for a module built into another target (trial, worker, models, data
+#   and plugins are built into runx_core, sweep into runx_sweep, cli into runx_cli).
 # runx_torch_free_headers(<header...>)
 #   Headers of LibTorch modules that torch-free modules may include (they include no LibTorch).
 #

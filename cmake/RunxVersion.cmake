@@ -1,7 +1,7 @@
 # Run at BUILD time (cmake -P): writes version.cc with the current git sha and whether the tree had
 # uncommitted changes, touching it only when they changed, so the binary always reports the
 # commit it was built from. (The build identity that decides reuse is a hash of the binaries:
-# engine/identity.h.)
+# worker/identity.h.)
 set(sha "unknown")
 set(dirty "-1")
 find_package(Git QUIET)

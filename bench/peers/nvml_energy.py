@@ -1,4 +1,4 @@
-"""NVML energy from Python by the rule runx's trials use (runner/src/engine/energy.h), for peers
+"""NVML energy from Python by the rule runx's trials use (runner/src/machine/energy.h), for peers
 and for the counter's own behaviour. ctypes on the driver's libnvidia-ml.so.1; no pynvml.
 
   python3 bench/peers/nvml_energy.py --probe [--seconds 3]

@@ -29,7 +29,7 @@ namespace {
 
 // POSIX calls, not std::filesystem: pip's libtorch.so (2.x) exports its own copies of libstdc++'s
 // filesystem symbols, and the dynamic linker may bind a plugin's calls to them (runx's parent died
-// in one on the H200; see runner/src/engine/child.cc).
+// in one on the H200; see runner/src/sweep/child.cc).
 
 std::string Absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;

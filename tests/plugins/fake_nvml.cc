@@ -1,5 +1,5 @@
 // A stand-in for the driver's libnvidia-ml.so.1 with two GPUs and fixed readings, so that the
-// NVML reader (engine/nvml.cc) and the energy meter (engine/energy.cc) are tested through a real
+// NVML reader (machine/nvml.cc) and the energy meter (machine/energy.cc) are tested through a real
 // dlopen on machines without a driver.
 // Exports the C entry points with NVML's signatures (nvml.h); GPU 1 lacks application clocks
 // (NVML_ERROR_NOT_SUPPORTED = 3), as many GPUs do. nvmlDeviceGetCurrentClocksEventReasons is not

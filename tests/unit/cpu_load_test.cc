@@ -1,6 +1,6 @@
-// How busy other processes kept the CPUs (engine/cpu_load.h): from a fake /proc/stat to the
+// How busy other processes kept the CPUs (machine/cpu_load.h): from a fake /proc/stat to the
 // exact figure, and for real, with a child process that spins while this one sleeps.
-#include "engine/cpu_load.h"
+#include "machine/cpu_load.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -7,10 +7,10 @@
 #include "buckets.h"
 #include "data/data.h"
 #include "data/shard.h"
-#include "sweep/child.h"
-#include "engine/data_parallel.h"
-#include "engine/process_group.h"
 #include "reducer.h"
+#include "sweep/child.h"
+#include "trial/data_parallel.h"
+#include "trial/process_group.h"
 
 namespace runx {
 namespace {

@@ -1,6 +1,6 @@
-// --devices parsed into device slots (engine/device_slots.h): names, pinning, refusals.
-#include "engine/device_slots.h"
-#include "engine/device.h"
+// --devices parsed into device slots (sweep/device_slots.h): names, pinning, refusals.
+#include "sweep/device_slots.h"
+#include "trial/device.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

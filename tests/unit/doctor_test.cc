@@ -1,6 +1,6 @@
-// `runx doctor`'s rows (engine/doctor.h): whether the machine is quiet enough to measure, said
+// `runx doctor`'s rows (worker/doctor.h): whether the machine is quiet enough to measure, said
 // after a second of looking, beside the CPU facts.
-#include "engine/doctor.h"
+#include "worker/doctor.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,6 +1,6 @@
-// The energy meter (engine/energy.h): NVML through a fake driver library whose counter moves in
+// The energy meter (machine/energy.h): NVML through a fake driver library whose counter moves in
 // steps as a real one does, and RAPL through a fake /sys/class/powercap tree.
-#include "engine/energy.h"
+#include "machine/energy.h"
 
 #include <unistd.h>
 

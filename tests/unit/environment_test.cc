@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/device_slots.h"
-#include "engine/environment.h"
-#include "engine/identity.h"
 #include "spec/spec.h"
+#include "sweep/device_slots.h"
+#include "trial/environment.h"
+#include "worker/identity.h"
 
 namespace runx::engine {
 namespace {

@@ -1,5 +1,5 @@
 // Out-of-memory recognition: the messages of every backend, and look-alikes that are not.
-#include "engine/failure.h"
+#include "outcome/failure.h"
 
 #include <csignal>
 #include <new>

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "engine/trial_setup.h"
 #include "plugins/loader.h"
+#include "trial/setup.h"
 
 namespace runx::testing {
 

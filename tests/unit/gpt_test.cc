@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/trial_build.h"
 #include "runx/compat.h"
+#include "trial/build.h"
 
 namespace runx::models {
 namespace {

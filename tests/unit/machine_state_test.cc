@@ -1,7 +1,7 @@
-// The noise facts a run records (engine/machine_state.h), read from a fake /sys and /proc tree.
-#include "engine/machine_state.h"
+// The noise facts a run records (machine/machine_state.h), read from a fake /sys and /proc tree.
+#include "machine/machine_state.h"
 
-#include "engine/nvml.h"
+#include "machine/nvml.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

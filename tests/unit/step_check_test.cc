@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/step_check.h"
+#include "worker/step_check.h"
 
 namespace runx::engine {
 namespace {

@@ -17,10 +17,10 @@
 #include "../remove_tree.h"
 #include "data/npy.h"
 #include "data/pack.h"
-#include "engine/trial.h"
-#include "engine/trial_build.h"
-#include "engine/trial_loader.h"
 #include "models/models.h"
+#include "trial/build.h"
+#include "trial/loader.h"
+#include "trial/trial.h"
 #include "trial_support.h"
 
 namespace runx::data {

@@ -1,5 +1,5 @@
 // The build phase on a tiny CPU model: data and model, optimizer, the runner's step and its wrapping.
-#include "engine/trial_build.h"
+#include "trial/build.h"
 
 #include <gtest/gtest.h>
 

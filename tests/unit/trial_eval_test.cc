@@ -1,5 +1,5 @@
 // The evaluation phase: accuracy and loss on the held-out split, in chunks, model mode restored.
-#include "engine/trial_eval.h"
+#include "trial/eval.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // The loader of a trial: device data directly, host data through a technique's loader or the runner's.
-#include "engine/trial_loader.h"
+#include "trial/loader.h"
 
 #include <gtest/gtest.h>
 

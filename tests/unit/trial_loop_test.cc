@@ -1,12 +1,12 @@
 // The step loop on a tiny CPU model: planned steps, hooks per step, abort, progress.
-#include "engine/trial_loop.h"
+#include "trial/loop.h"
 
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "engine/trial_build.h"
-#include "engine/trial_loader.h"
+#include "trial/build.h"
+#include "trial/loader.h"
 #include "trial_support.h"
 
 namespace runx::engine {

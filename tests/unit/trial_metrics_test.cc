@@ -1,5 +1,5 @@
 // What the loop measured, written into the record: step rows, timing and memory metrics.
-#include "engine/trial_metrics.h"
+#include "trial/metrics.h"
 
 #include <chrono>
 #include <cmath>

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "../remove_tree.h"
-#include "engine/host_memory.h"
-#include "engine/trial_build.h"
+#include "trial/build.h"
+#include "trial/host_memory.h"
 #include "trial_support.h"
 
 namespace runx::engine {

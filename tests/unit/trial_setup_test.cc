@@ -1,5 +1,5 @@
 // The setup phase: techniques created, configured and checked; seed and numerics.
-#include "engine/trial_setup.h"
+#include "trial/setup.h"
 
 #include <gtest/gtest.h>
 

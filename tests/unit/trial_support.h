@@ -9,10 +9,10 @@
 #include <torch/torch.h>
 
 #include "data/data.h"
-#include "engine/trial_context.h"
 #include "plugins/loader.h"
 #include "runx/plugin.h"
 #include "store/store.h"
+#include "trial/context.h"
 
 namespace runx::testing {
 

@@ -37,7 +37,7 @@
 
 // c10d process groups (the data_parallel technique). Gloo needs its headers (Debian: libgloo-dev;
 // LibTorch's own c10d headers include them); NCCL needs LibTorch with CUDA and nccl.h. The engine
-// makes the groups (engine/process_group.cc); the plugin only asks whether a backend is there.
+// makes the groups (trial/process_group.cc); the plugin only asks whether a backend is there.
 #if __has_include(<torch/csrc/distributed/c10d/FileStore.hpp>) && __has_include(<gloo/context.h>)
 #define RUNX_HAS_C10D_GLOO 1
 #else

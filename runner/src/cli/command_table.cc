@@ -351,7 +351,7 @@ Handler DefineTrial(CLI::App& cmd, const std::vector<std::string>&) {
   return [p] { return Trial(*p); };
 }
 
-// Internal: a sweep's trials identified and checked for runx (engine/prepare.h); runx runs it.
+// Internal: a sweep's trials identified and checked for runx (worker/prepare.h); runx runs it.
 Handler DefinePrepare(CLI::App&, const std::vector<std::string>&) {
   return [] { return Prepare(); };
 }

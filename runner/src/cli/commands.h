@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "data/pack.h"
-#include "engine/child.h"
 #include "report/table.h"
 #include "slurm/submit.h"
 #include "store/merge.h"
 #include "store/store.h"
-
+#include "worker/child.h"
 
 namespace runx::cli {
 
@@ -104,7 +103,7 @@ int SubmitStatus(const SubmitArgs& args);
 int Run(const RunArgs& args);
 int Compile(const CompileArgs& args);
 /// `runx verify FILE`: each variant that adds techniques to the baseline, trained a few steps
-/// against the fp32 step without them (engine/step_check.h). Exit 0 all train alike, 1 one does
+/// against the fp32 step without them (worker/step_check.h). Exit 0 all train alike, 1 one does
 /// not (or cannot be told), 2 invalid input.
 int Verify(const VerifyArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
@@ -154,9 +153,9 @@ int Plugins(const std::string& format);
 /// `runx data pack`: writes an experiment's data as .npy files and prints the YAML to read them.
 int DataPack(const data::PackRequest& request);
 
-/// The internal `trial`: one trial (or one rank of one) in a child process (engine/child.h).
+/// The internal `trial`: one trial (or one rank of one) in a child process (worker/child.h).
 int Trial(const engine::TrialChildArgs& args);
-/// The internal `prepare`: a sweep's trials identified and checked (engine/prepare.h), from the
+/// The internal `prepare`: a sweep's trials identified and checked (worker/prepare.h), from the
 /// request on stdin to the answer, one JSON line, last on stdout.
 int Prepare();
 /// How the worker runs a trial in its own process (`run --in-process`); empty in runx.

@@ -20,13 +20,13 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/step_check_text.h"
-#include "engine/step_check.h"
-#include "engine/doctor.h"
 #include "plugins/dirs.h"
 #include "runx/torch_release.h"
 #include "spec/compiled_package.h"
 #include "spec/python_model.h"
 #include "version.h"
+#include "worker/doctor.h"
+#include "worker/step_check.h"
 
 namespace runx::cli {
 namespace {
@@ -43,7 +43,7 @@ constexpr int kCheckSteps = 3;
 
 /// Trains the package at `partial` for kCheckSteps steps through runx's own loader (compiled_step)
 /// against the step without it, in fp32 eager, from the same weights and batches
-/// (engine/step_check.h); prints the runs and the figures. True when it trains alike.
+/// (worker/step_check.h); prints the runs and the figures. True when it trains alike.
 bool CheckPackage(const Needed& n, const std::string& partial, const spec::SchemaSet& schemas,
                   const std::string& compiled_dir) {
   // The check's trials are experiments of their own: a python model's TorchScript file is named

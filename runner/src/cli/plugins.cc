@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "engine/doctor.h"
+#include "worker/doctor.h"
 
 namespace runx::cli {
 

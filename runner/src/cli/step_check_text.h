@@ -1,8 +1,8 @@
 #pragma once
-// The text of a step check (engine/step_check.h), shared by runx verify and runx compile.
+// The text of a step check (worker/step_check.h), shared by runx verify and runx compile.
 #include <string>
 
-#include "engine/step_check.h"
+#include "worker/step_check.h"
 
 namespace runx::cli {
 

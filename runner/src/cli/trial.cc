@@ -1,6 +1,6 @@
 // The internal commands of runx-worker: `trial` (one trial, or one rank of one, in this process,
-// for the sweep that started it: engine/child.h) and `prepare` (a sweep's trials identified and
-// checked: engine/prepare.h); and `run --in-process`'s trials.
+// for the sweep that started it: worker/child.h) and `prepare` (a sweep's trials identified and
+// checked: worker/prepare.h); and `run --in-process`'s trials.
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -10,8 +10,8 @@
 
 #include "cli/command_table.h"
 #include "cli/commands.h"
-#include "engine/child.h"
-#include "engine/prepare.h"
+#include "worker/child.h"
+#include "worker/prepare.h"
 
 namespace runx::cli {
 

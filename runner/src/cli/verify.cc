@@ -1,6 +1,6 @@
 // runx verify FILE.yaml: does each variant's technique train like the step without it? For every
 // variant that adds techniques to the baseline, a few steps with them against the fp32 step
-// without them, from the same weights and batches, read against a floor (engine/step_check.h).
+// without them, from the same weights and batches, read against a floor (worker/step_check.h).
 #include <cstdlib>
 #include <filesystem>
 
@@ -11,9 +11,9 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "cli/step_check_text.h"
-#include "engine/step_check.h"
 #include "plugins/dirs.h"
 #include "store/store.h"
+#include "worker/step_check.h"
 
 namespace runx::cli {
 namespace {

@@ -10,7 +10,7 @@ namespace runx::models {
 
 void RequireModelFile(const std::string& kind, const std::string& path) {
   // stat/getcwd, not std::filesystem: pip's libtorch.so exports its own copies of libstdc++'s
-  // filesystem symbols, which the dynamic linker may bind instead (see engine/child.cc).
+  // filesystem symbols, which the dynamic linker may bind instead (see worker/child.cc).
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return;
   std::string where;

@@ -1,7 +1,7 @@
 #pragma once
 // What a trial is, as opposed to how it is run or where its results go: the resolved config
 // reduced to the keys the trial uses, and the content of every input file it reads by path.
-// No LibTorch here; the environment half of a trial's identity is the engine's (engine/identity.h).
+// No LibTorch here; the environment half of a trial's identity is the engine's (worker/identity.h).
 #include <string>
 
 #include <nlohmann/json.hpp>

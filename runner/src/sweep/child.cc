@@ -28,12 +28,12 @@
 #include "base/cleanup.h"
 #include "base/files.h"
 #include "base/install_dirs.h"
-#include "base/time.h"
 #include "base/process.h"
 #include "base/remove_tree.h"
 #include "base/text.h"
-#include "engine/failure.h"
-#include "engine/record_json.h"
+#include "base/time.h"
+#include "outcome/failure.h"
+#include "outcome/record_json.h"
 #include "spec/identity.h"
 
 namespace runx::engine {
@@ -348,7 +348,6 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     }
   } else {
     store::TrialRecord r;
-    r.config_json = config.dump();
     r.started_at = started;
     std::string detail_tail = tail;
     if (timed_out) {

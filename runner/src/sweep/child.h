@@ -1,5 +1,5 @@
 #pragma once
-// Runs one trial in its own child process (`runx-worker trial`, engine/child.h), so that a
+// Runs one trial in its own child process (`runx-worker trial`, worker/child.h), so that a
 // segfault, an abort, an out-of-memory kill or a hang ends that trial only: the parent turns it
 // into a result. Torch-free: the parent is runx.
 #include <atomic>
@@ -47,7 +47,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
 /// returns how many.
 int RemoveStaleTrialDirs();
 
-/// The worker that runs trials (`runx-worker trial`, engine/child.h): RUNX_WORKER when set, else
+/// The worker that runs trials (`runx-worker trial`, worker/child.h): RUNX_WORKER when set, else
 /// runx-worker beside the running executable (runx's bin/, in the build tree and installed).
 std::string WorkerPath();
 

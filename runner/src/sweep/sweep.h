@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/device_slots.h"
 #include "spec/sweep.h"
 #include "store/store.h"
+#include "sweep/device_slots.h"
 
 namespace runx::engine {
 
@@ -83,7 +83,7 @@ struct PreparedTrial {
   std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
 };
 
-/// What the worker told of a sweep (engine/prepare.h): the build, the host, and each trial.
+/// What the worker told of a sweep (worker/prepare.h): the build, the host, and each trial.
 struct PreparedSweep {
   std::string build;
   std::map<std::string, std::string> environment;
@@ -91,13 +91,13 @@ struct PreparedSweep {
   std::vector<PreparedTrial> trials;  ///< in the plan's order
 };
 
-/// The wire form between `runx-worker prepare` (engine/prepare.h), which makes a PreparedSweep,
-/// and runx, which reads it back: one JSON object, a record (engine/record_json.h) per settled
+/// The wire form between `runx-worker prepare` (worker/prepare.h), which makes a PreparedSweep,
+/// and runx, which reads it back: one JSON object, a record (outcome/record_json.h) per settled
 /// trial.
 nlohmann::json ToJson(const PreparedSweep& sweep);
 PreparedSweep PreparedSweepFromJson(const nlohmann::json& j);
 
-/// Asks one worker process (`runx-worker prepare`, engine/prepare.h) to identify and check the
+/// Asks one worker process (`runx-worker prepare`, worker/prepare.h) to identify and check the
 /// plan's trials: that needs LibTorch and the plugins, which runx does not load. Throws
 /// WorkerError with the worker's own words when it cannot answer.
 PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options);
@@ -117,17 +117,14 @@ class WorkerError : public std::runtime_error {
 /// rest run in child processes. A failing trial is a recorded result. Throws store::StoreError
 /// when the store fails: the run is then marked failed where the store still allows it, and a
 /// finished trial that could not be written is kept in a file beside the store
-/// (PendingDir) and recorded by the next run on that store.
+/// (sweep/pending.h) and recorded by the next run on that store. The run is a SweepRun
+/// (sweep/run.h) scheduled by sweep/scheduler.h.
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, store::Store& store,
                      const SweepOptions& options, SweepObserver& observer);
 /// The same with the plan's trials already prepared (PrepareSweep): runx prepares them before it
 /// opens the store, so that a worker that cannot answer leaves no store behind.
 SweepResult RunSweep(const spec::Experiment& experiment, const spec::Plan& plan, PreparedSweep prepared,
                      store::Store& store, const SweepOptions& options, SweepObserver& observer);
-
-/// Where trial records that could not be written to the store at `db_path` wait:
-/// "<db_path>.pending".
-std::string PendingDir(const std::string& db_path);
 
 /// The identity of a whole plan: its trials' config identities, repeats, labels and order.
 std::string PlanHash(const spec::Plan& plan);

@@ -1,0 +1,41 @@
+#pragma once
+// What the engine does for a data-parallel trial (the data_parallel technique): how many ranks
+// the parent starts, and inside each rank its device, its process group and its figures.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "runx/collectives.h"
+#include "trial/process_group.h"
+
+namespace runx::engine {
+
+/// The technique's name in `optimizations:`.
+inline constexpr const char* kDataParallel = "data_parallel";
+
+/// The number of rank processes `config` runs as: data_parallel's world_size, 0 when the trial
+/// does not use data_parallel (one ordinary trial process).
+int RanksOf(const nlohmann::json& config);
+
+/// The device of `role`'s rank: on CUDA each rank takes its own GPU, the configured index plus
+/// the rank's local index (cuda:0 -> rank r on cuda:r); the CPU is shared.
+c10::Device RankDevice(c10::Device configured, const RankRole& role);
+
+/// Joins the trial's process group with the backend the technique resolved (recorded in
+/// `environment` as "technique.data_parallel") and records the rank's facts there.
+std::unique_ptr<Collectives> JoinRanks(const RankRole& role, c10::Device device,
+                                       std::map<std::string, std::string>& environment);
+
+/// `values` (CPU doubles) averaged over the ranks, in place: the loss of each step as one process
+/// at the global batch would see it.
+void AverageOverRanks(Collectives& ranks, c10::Device device, torch::Tensor& values);
+
+/// The sum of `value` over the ranks.
+double SumOverRanks(Collectives& ranks, c10::Device device, double value);
+
+}  // namespace runx::engine

@@ -1,0 +1,81 @@
+#include "trial/setup.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+#include "plugins/loader.h"
+#include "spec/identity.h"
+#include "trial/trial.h"
+
+namespace runx::engine {
+
+TrialTechniques PlanTechniques(const nlohmann::json& config, const plugins::Registry& registry, c10::Device device) {
+  TrialTechniques t;
+  const auto configured = spec::ResolvedTechniques(config);
+  for (const auto& [name, params] : configured.items()) {
+    try {
+      t.active.push_back({name, registry.Create(name, params)});
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}': {}", name, e.what()));
+    }
+  }
+  const TrialPlan as_configured(config, device, configured);
+  nlohmann::json resolved = nlohmann::json::object();
+  for (auto& a : t.active) {
+    try {
+      resolved[a.name] = a.technique->resolve(configured[a.name], as_configured);
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}' failed in resolve: {}", a.name, e.what()));
+    }
+  }
+  t.plan = std::make_unique<TrialPlan>(config, device, std::move(resolved));
+  return t;
+}
+
+std::optional<std::string> CheckTechniques(const TrialTechniques& techniques) {
+  for (const auto& a : techniques.active) {
+    CheckResult verdict;
+    try {
+      verdict = a.technique->check(*techniques.plan);
+    } catch (const std::exception& e) {
+      throw TechniqueFailure(fmt::format("technique '{}' failed in check: {}", a.name, e.what()));
+    }
+    if (!verdict.ok) return fmt::format("{}: {}", a.name, verdict.reason);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CreateTechniques(const nlohmann::json& config, const plugins::Registry& registry,
+                                            c10::Device device, std::vector<ActiveTechnique>& active,
+                                            std::map<std::string, std::string>& environment) {
+  TrialTechniques t = PlanTechniques(config, registry, device);
+  if (auto refusal = CheckTechniques(t)) return refusal;
+  for (auto& a : t.active) {
+    environment["plugin." + a.name] = registry.Find(a.name)->descriptor->version;
+    environment["technique." + a.name] = t.plan->technique(a.name)->dump();
+    active.push_back(std::move(a));
+  }
+  return std::nullopt;
+}
+
+uint64_t TrialSeed(const nlohmann::json& config) {
+  const auto effective = spec::ResolvedTechniques(config);
+  return effective.contains("determinism") && effective["determinism"].contains("seed")
+             ? effective["determinism"]["seed"].get<uint64_t>()
+             : config.value("seed", uint64_t{0});
+}
+
+void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed) {
+  torch::manual_seed(seed);
+  // The process's own count when the trial gives none: a trial run in-process after one with
+  // `threads` gets LibTorch's choice back.
+  static const int kDefaultThreads = at::get_num_threads();
+  const int threads = config.contains("threads") ? config["threads"].get<int>() : kDefaultThreads;
+  if (threads != at::get_num_threads()) at::set_num_threads(threads);
+  if (device.is_cuda()) {
+    at::globalContext().setBenchmarkCuDNN(true);
+    at::globalContext().setAllowTF32CuBLAS(config.value("precision", "fp32") == "tf32");
+  }
+}
+
+}  // namespace runx::engine
