@@ -8,6 +8,7 @@
 #include "data/data.h"
 #include "data/shard.h"
 #include "reducer.h"
+#include "spec/identity.h"
 #include "sweep/child.h"
 #include "trial/data_parallel.h"
 #include "trial/process_group.h"
@@ -230,9 +231,9 @@ TEST(GradientReducer, AGradientThatNeverComesCountsAsZeroAndLeavesNoGrad) {
 }
 
 TEST(Ranks, HowManyProcessesATrialIs) {
-  EXPECT_EQ(engine::RanksOf({{"optimizations", nlohmann::json::object()}}), 0);
-  EXPECT_EQ(engine::RanksOf({{"optimizations", {{"data_parallel", {{"world_size", 4}}}}}}), 4);
-  EXPECT_EQ(engine::RanksOf({{"optimizations", {{"data_parallel", {{"world_size", 1}}}}}}), 1);
+  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", nlohmann::json::object()}}), 0);
+  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", {{"data_parallel", {{"world_size", 4}}}}}}), 4);
+  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", {{"data_parallel", {{"world_size", 1}}}}}}), 1);
 }
 
 TEST(Ranks, EachRankItsOwnGpu) {

@@ -16,7 +16,7 @@ TEST(TrialBuild, OpensDataBuildsTheModelAndCallsOnModel) {
   std::vector<std::string> log;
   TrialHarness h;
   testing::AddTechnique(h, "logger", std::make_unique<LoggingTechnique>("logger", log));
-  auto data = BuildModelAndData(h.config, 3, h.active, h.ctx);
+  auto data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
   ASSERT_TRUE(data && h.ctx.model_);
   EXPECT_EQ(h.ctx.data_, data.get());
   EXPECT_EQ(data->batch_size(), 4);
@@ -24,7 +24,7 @@ TEST(TrialBuild, OpensDataBuildsTheModelAndCallsOnModel) {
   EXPECT_EQ(log, std::vector<std::string>{"logger:on_model"});
 
   TrialHarness again;  // the same seed, the same initial weights
-  BuildModelAndData(again.config, 3, again.active, again.ctx);
+  BuildModelAndData(again.trial, 3, again.active, again.ctx);
   const auto a = h.ctx.model_->parameters(), b = again.ctx.model_->parameters();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
@@ -32,16 +32,16 @@ TEST(TrialBuild, OpensDataBuildsTheModelAndCallsOnModel) {
 
 TEST(TrialBuild, OptimizerIsSgdUnlessAdamw) {
   torch::nn::Linear model(3, 2);
-  auto sgd = MakeOptimizer(TinyConfig(), *model);
+  auto sgd = MakeOptimizer(spec::TrialConfig::From(TinyConfig()).optimizer, *model);
   auto* s = dynamic_cast<torch::optim::SGD*>(sgd.get());
   ASSERT_NE(s, nullptr);
   const auto& so = static_cast<const torch::optim::SGDOptions&>(s->param_groups()[0].options());
   EXPECT_DOUBLE_EQ(so.lr(), 0.05);
   EXPECT_DOUBLE_EQ(so.momentum(), 0.9);
 
-  auto adamw = MakeOptimizer(
-      TinyConfig({{"train", {{"optimizer", {{"name", "adamw"}, {"lr", 0.01}, {"betas", {0.8, 0.99}}, {"eps", 1e-6}}}}}}),
-      *model);
+  const auto adamw_config = spec::TrialConfig::From(TinyConfig(
+      {{"train", {{"optimizer", {{"name", "adamw"}, {"lr", 0.01}, {"betas", {0.8, 0.99}}, {"eps", 1e-6}}}}}}));
+  auto adamw = MakeOptimizer(adamw_config.optimizer, *model);
   auto* a = dynamic_cast<torch::optim::AdamW*>(adamw.get());
   ASSERT_NE(a, nullptr);
   const auto& ao = static_cast<const torch::optim::AdamWOptions&>(a->param_groups()[0].options());
@@ -53,8 +53,8 @@ TEST(TrialBuild, OptimizerIsSgdUnlessAdamw) {
 
 TEST(TrialBuild, TrainingStepUpdatesTheWeightsAndDropsTheGradients) {
   TrialHarness h;
-  auto data = BuildModelAndData(h.config, 3, h.active, h.ctx);
-  h.ctx.optimizer_ = MakeOptimizer(h.config, *h.ctx.model_);
+  auto data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
+  h.ctx.optimizer_ = MakeOptimizer(h.trial.optimizer, *h.ctx.model_);
   Step step = BaseStep(*h.ctx.model_, h.ctx.optimizer_.get());
   const auto before = h.ctx.model_->parameters()[0].detach().clone();
   Batch b = data->Next();
@@ -69,7 +69,7 @@ TEST(TrialBuild, TrainingStepUpdatesTheWeightsAndDropsTheGradients) {
 
 TEST(TrialBuild, InferenceStepIsTheForwardPass) {
   TrialHarness h(TinyConfig({{"task", "infer"}}));
-  auto data = BuildModelAndData(h.config, 3, h.active, h.ctx);
+  auto data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
   Step step = BaseStep(*h.ctx.model_, nullptr);
   Batch b = data->Next();
   auto logits = step.forward(b);
@@ -84,8 +84,8 @@ TEST(TrialBuild, WrapsInAscendingWrapOrderListedOrderAmongEquals) {
   testing::AddTechnique(h, "outer", std::make_unique<LoggingTechnique>("outer", log, 900));
   testing::AddTechnique(h, "a", std::make_unique<LoggingTechnique>("a", log, 100));
   testing::AddTechnique(h, "b", std::make_unique<LoggingTechnique>("b", log, 100));
-  auto data = BuildModelAndData(h.config, 3, h.active, h.ctx);
-  h.ctx.optimizer_ = MakeOptimizer(h.config, *h.ctx.model_);
+  auto data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
+  h.ctx.optimizer_ = MakeOptimizer(h.trial.optimizer, *h.ctx.model_);
   log.clear();  // on_model
   Step step = WrapStep(BaseStep(*h.ctx.model_, h.ctx.optimizer_.get()), h.active, h.ctx);
   EXPECT_EQ(log, (std::vector<std::string>{"a:wrap_step", "b:wrap_step", "outer:wrap_step"}));

@@ -19,7 +19,7 @@ using testing::TrialHarness;
 
 TEST(TrialLoop, PlanReadsTrainOrInfer) {
   testing::FixedData data({3}, 5, 4, 10);
-  const auto train = PlanSteps(TinyConfig(), data);
+  const auto train = PlanSteps(spec::TrialConfig::From(TinyConfig()), data);
   EXPECT_FALSE(train.infer);
   EXPECT_EQ(train.warmup, 2);
   EXPECT_EQ(train.measured, 6);
@@ -28,10 +28,11 @@ TEST(TrialLoop, PlanReadsTrainOrInfer) {
   EXPECT_EQ(train.batch, 4);
   EXPECT_TRUE(train.eval);
 
-  const auto epochs = PlanSteps(TinyConfig({{"train", {{"epochs", 1.5}}}}), data);
+  const auto epochs = PlanSteps(spec::TrialConfig::From(TinyConfig({{"train", {{"epochs", 1.5}}}})), data);
   EXPECT_EQ(epochs.measured, 15);
 
-  const auto infer = PlanSteps(TinyConfig({{"task", "infer"}, {"infer", {{"eval", false}}}}), data);
+  const auto infer =
+      PlanSteps(spec::TrialConfig::From(TinyConfig({{"task", "infer"}, {"infer", {{"eval", false}}}})), data);
   EXPECT_TRUE(infer.infer);
   EXPECT_EQ(infer.warmup, 10);
   EXPECT_EQ(infer.measured, 100);
@@ -44,11 +45,11 @@ struct Built {
     auto logger = std::make_unique<LoggingTechnique>("log", log);
     logger_ = logger.get();
     testing::AddTechnique(h, "log", std::move(logger));
-    data = BuildModelAndData(h.config, 3, h.active, h.ctx);
-    if (!IsInference(h.config)) h.ctx.optimizer_ = MakeOptimizer(h.config, *h.ctx.model_);
+    data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
+    if (!h.trial.infer) h.ctx.optimizer_ = MakeOptimizer(h.trial.optimizer, *h.ctx.model_);
     step = WrapStep(BaseStep(*h.ctx.model_, h.ctx.optimizer_.get()), h.active, h.ctx);
     loader = MakeTrialLoader(*data, torch::kCPU, h.active, h.ctx);
-    plan = PlanSteps(h.config, *data);
+    plan = PlanSteps(h.trial, *data);
   }
   TrialHarness h;
   LoggingTechnique* logger_;

@@ -17,8 +17,8 @@ using testing::TrialHarness;
 
 struct Probing {
   explicit Probing(nlohmann::json config = testing::TinyConfig()) : h(std::move(config)) {
-    data = BuildModelAndData(h.config, 3, h.active, h.ctx);
-    h.ctx.optimizer_ = MakeOptimizer(h.config, *h.ctx.model_);
+    data = BuildModelAndData(h.trial, 3, h.active, h.ctx);
+    h.ctx.optimizer_ = MakeOptimizer(h.trial.optimizer, *h.ctx.model_);
     step = WrapStep(BaseStep(*h.ctx.model_, h.ctx.optimizer_.get()), h.active, h.ctx);
     h.ctx.step_ = &step;
   }

@@ -71,15 +71,16 @@ TEST(TrialSetup, AnUnknownTechniqueIsATechniqueFailure) {
 }
 
 TEST(TrialSetup, SeedIsDeterminismsOwnElseTheExperiments) {
-  EXPECT_EQ(TrialSeed(TinyConfig()), 3u);
+  const auto seed = [](const nlohmann::json& config) { return spec::TrialConfig::From(config).trial_seed(); };
+  EXPECT_EQ(seed(TinyConfig()), 3u);
   auto unseeded = TinyConfig();
   unseeded.erase("seed");
-  EXPECT_EQ(TrialSeed(unseeded), 0u);
-  EXPECT_EQ(TrialSeed(TinyConfig({{"optimizations", {{"determinism", {{"seed", 11}}}}}})), 11u);
+  EXPECT_EQ(seed(unseeded), 0u);
+  EXPECT_EQ(seed(TinyConfig({{"optimizations", {{"determinism", {{"seed", 11}}}}}})), 11u);
 }
 
 TEST(TrialSetup, NumericsSeedTorch) {
-  SetNumerics(TinyConfig(), torch::kCPU, 7);
+  SetNumerics(spec::TrialConfig::From(TinyConfig()), torch::kCPU, 7);
   const auto a = torch::rand({4});
   torch::manual_seed(7);
   EXPECT_TRUE(torch::equal(a, torch::rand({4})));

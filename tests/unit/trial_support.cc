@@ -30,7 +30,9 @@ double MetricOf(const store::TrialRecord& r, const std::string& name) {
 }
 
 TrialHarness::TrialHarness(nlohmann::json c)
-    : config(std::move(c)), ctx(config, torch::kCPU, rec, notes, active) {}
+    : config(std::move(c)),
+      trial(spec::TrialConfig::From(config)),
+      ctx(config, trial, torch::kCPU, rec, notes, active) {}
 
 Step LoggingTechnique::wrap_step(Step step, TrialContext&) {
   Log("wrap_step");

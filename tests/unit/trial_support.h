@@ -11,6 +11,7 @@
 #include "data/data.h"
 #include "plugins/loader.h"
 #include "runx/plugin.h"
+#include "spec/trial_config.h"
 #include "store/store.h"
 #include "trial/context.h"
 
@@ -33,6 +34,7 @@ struct TrialHarness {
   TrialHarness& operator=(const TrialHarness&) = delete;
 
   nlohmann::json config;
+  spec::TrialConfig trial;  ///< the typed view of `config`, as RunTrial makes it
   store::TrialRecord rec;
   std::vector<std::string> notes;
   std::vector<engine::ActiveTechnique> active;

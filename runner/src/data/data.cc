@@ -7,13 +7,6 @@
 
 namespace runx::data {
 
-int64_t BatchSize(const nlohmann::json& d) {
-  const auto& b = d.at("batch_size");
-  return b.is_string() ? 1 : b.get<int64_t>();
-}
-
-bool HostPlacement(const nlohmann::json& d) { return d.value("placement", std::string("device")) == "host"; }
-
 namespace {
 
 using Maker = std::unique_ptr<DataSource> (*)(const nlohmann::json& d, const c10::Device& device, uint64_t seed);

@@ -20,8 +20,8 @@ torch::Tensor Normalize(const torch::Tensor& x) {
 /// float and normalised there.
 class FashionMnist : public DataSource {
  public:
-  FashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
-      : batch_(BatchSize(d)), shuffle_(d.value("shuffle", true)), device_(device) {
+  FashionMnist(const nlohmann::json& d, const spec::DataConfig& common, const c10::Device& device, uint64_t seed)
+      : batch_(common.batch_size), shuffle_(common.shuffle), device_(device) {
     auto a = LoadFashionMnist(d);
     if (batch_ > a.train_x.size(0))
       throw DataError(fmt::format("data.batch_size {} is larger than the training split ({} samples)",
@@ -101,7 +101,8 @@ FashionMnistArrays LoadFashionMnist(const nlohmann::json& d) {
 }
 
 std::unique_ptr<DataSource> MakeFashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed) {
-  if (!HostPlacement(d)) return std::make_unique<FashionMnist>(d, device, seed);
+  const spec::DataConfig common = spec::DataConfig::From(d);
+  if (!common.host_placement) return std::make_unique<FashionMnist>(d, common, device, seed);
   // `placement: host`: uint8 images in host memory, batches converted on the device.
   auto a = LoadFashionMnist(d);
   HostTensorsOptions o;
@@ -111,8 +112,8 @@ std::unique_ptr<DataSource> MakeFashionMnist(const nlohmann::json& d, const c10:
   o.eval_inputs = a.test_x;
   o.eval_labels = a.test_y;
   o.num_classes = 10;
-  o.batch_size = BatchSize(d);
-  o.shuffle = d.value("shuffle", true);
+  o.batch_size = common.batch_size;
+  o.shuffle = common.shuffle;
   o.seed = seed;
   o.normalization = {1.0 / 255.0, {kFashionMnistMean}, {kFashionMnistStd}};
   o.device = device;

@@ -126,7 +126,8 @@ MemmapSource::Opened MemmapSource::Open(const nlohmann::json& d, const c10::Devi
   Opened out;
   HostTensorsOptions& o = out.options;
   o.name = "memmap";
-  const bool shuffle = d.value("shuffle", true);
+  const spec::DataConfig common = spec::DataConfig::From(d);
+  const bool shuffle = common.shuffle;
   o.inputs = MapArray(d["path"].get<std::string>(), "data.path", inputs_layout, &out.inputs_file);
   out.inputs_file->Advise(shuffle ? MappedFile::Access::kRandom : MappedFile::Access::kSequential);
   if (o.inputs.dim() < 2)
@@ -168,7 +169,7 @@ MemmapSource::Opened MemmapSource::Open(const nlohmann::json& d, const c10::Devi
   o.normalization.scale = d.value("scale", bytes ? 1.0 / 255.0 : 1.0);
   o.normalization.mean = Values(norm.value("mean", nlohmann::json()), 0.0);
   o.normalization.std = Values(norm.value("std", nlohmann::json()), 1.0);
-  o.batch_size = BatchSize(d);
+  o.batch_size = common.batch_size;
   o.shuffle = shuffle;
   o.seed = seed;
   o.device = device;

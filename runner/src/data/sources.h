@@ -8,14 +8,12 @@
 #include <torch/types.h>
 
 #include "data/data.h"
+#include "spec/trial_config.h"
 
 namespace runx::data {
 
-/// data.batch_size: a number, or "auto" (auto_batch sets it before training; 1 until then).
-int64_t BatchSize(const nlohmann::json& d);
-
-/// data.placement: "device" (default) or "host".
-bool HostPlacement(const nlohmann::json& d);
+// Each source reads the keys every source has (batch_size, shuffle, placement) through
+// spec::DataConfig::From(d), and its own keys from `d`.
 
 std::unique_ptr<DataSource> MakeSynthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed);
 std::unique_ptr<DataSource> MakeFashionMnist(const nlohmann::json& d, const c10::Device& device, uint64_t seed);

@@ -18,10 +18,10 @@ constexpr int64_t kBatchesPerEpoch = 100;
 /// data is regenerated when the batch size changes.
 class SyntheticBase : public DataSource {
  public:
-  SyntheticBase(const nlohmann::json& d, uint64_t seed)
+  SyntheticBase(const nlohmann::json& d, const spec::DataConfig& common, uint64_t seed)
       : shape_(d.at("shape").get<std::vector<int64_t>>()),
         classes_(d.at("num_classes").get<int64_t>()),
-        batch_(BatchSize(d)),
+        batch_(common.batch_size),
         seed_(seed) {}
   void set_batch_size(int64_t n) override {
     if (n < 1) throw DataError(fmt::format("synthetic: batch size must be positive, not {}", n));
@@ -52,7 +52,8 @@ class SyntheticBase : public DataSource {
 /// measures the model, not the input pipeline (like the peer benchmark's static tensors).
 class Synthetic : public SyntheticBase {
  public:
-  Synthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed) : SyntheticBase(d, seed), device_(device) {
+  Synthetic(const nlohmann::json& d, const spec::DataConfig& common, const c10::Device& device, uint64_t seed)
+      : SyntheticBase(d, common, seed), device_(device) {
     Generate();
   }
   Batch Next() override { return batch_data_; }
@@ -73,8 +74,9 @@ class Synthetic : public SyntheticBase {
 /// augmentation of a real input pipeline.
 class SyntheticHost : public SyntheticBase {
  public:
-  SyntheticHost(const nlohmann::json& d, uint64_t seed)
-      : SyntheticBase(d, seed), produce_(std::chrono::duration<double, std::milli>(d.value("produce_ms", 0.0))) {
+  SyntheticHost(const nlohmann::json& d, const spec::DataConfig& common, uint64_t seed)
+      : SyntheticBase(d, common, seed),
+        produce_(std::chrono::duration<double, std::milli>(d.value("produce_ms", 0.0))) {
     Generate();
   }
   bool on_host() const override { return true; }
@@ -105,8 +107,9 @@ class SyntheticHost : public SyntheticBase {
 }  // namespace
 
 std::unique_ptr<DataSource> MakeSynthetic(const nlohmann::json& d, const c10::Device& device, uint64_t seed) {
-  if (HostPlacement(d)) return std::make_unique<SyntheticHost>(d, seed);
-  return std::make_unique<Synthetic>(d, device, seed);
+  const spec::DataConfig common = spec::DataConfig::From(d);
+  if (common.host_placement) return std::make_unique<SyntheticHost>(d, common, seed);
+  return std::make_unique<Synthetic>(d, common, device, seed);
 }
 
 }  // namespace runx::data

@@ -78,7 +78,8 @@ TextSource::Opened TextSource::Open(const nlohmann::json& d, const c10::Device& 
         fmt::format("the text pack '{}' is broken ({} tokens in tokens.npy, {} in vocab.json); delete "
                     "the folder to pack the text again",
                     out.pack.dir, out.tokens.numel(), out.pack.tokens));
-  const bool shuffle = d.value("shuffle", true);
+  const spec::DataConfig common = spec::DataConfig::From(d);
+  const bool shuffle = common.shuffle;
   mapping->Advise(shuffle ? MappedFile::Access::kRandom : MappedFile::Access::kSequential);
 
   out.split = spec::SplitTokens(out.pack.tokens, val_fraction);
@@ -107,7 +108,7 @@ TextSource::Opened TextSource::Open(const nlohmann::json& d, const c10::Device& 
   }
   o.input_dtype = c10::kLong;
   o.num_classes = out.pack.vocab_size;
-  o.batch_size = BatchSize(d);
+  o.batch_size = common.batch_size;
   o.shuffle = shuffle;
   o.seed = seed;
   o.device = device;

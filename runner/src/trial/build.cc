@@ -6,22 +6,22 @@
 
 namespace runx::engine {
 
-std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config, uint64_t seed,
+std::unique_ptr<data::DataSource> BuildModelAndData(const spec::TrialConfig& trial, uint64_t seed,
                                                     std::vector<ActiveTechnique>& active, RunnerContext& ctx) {
   const c10::Device device = ctx.device();
   std::unique_ptr<data::DataSource> data;
   if (Collectives* ranks = ctx.collectives()) {
     // Each rank makes the global batch (data.batch_size per rank x ranks) and trains on its shard.
-    auto global = config.at("data");
-    global["batch_size"] = global.at("batch_size").get<int64_t>() * ranks->world_size();
+    auto global = trial.data_section;
+    global["batch_size"] = trial.data.batch_size * ranks->world_size();
     data = data::ShardSource(data::MakeDataSource(global, device, seed), ranks->rank(), ranks->world_size());
   } else {
-    data = data::MakeDataSource(config.at("data"), device, seed);
+    data = data::MakeDataSource(trial.data_section, device, seed);
   }
   ctx.data_ = data.get();
   torch::manual_seed(seed);
   for (const auto& [key, value] : data->Facts()) ctx.record(key, value);
-  ctx.model_ = models::BuildModel(config.at("model"), data->sample_spec(), device);
+  ctx.model_ = models::BuildModel(trial.model_section, data->sample_spec(), device);
   for (const auto& [key, value] : ctx.model_->Facts()) ctx.record(key, value);
   ctx.model_->to(device);
   ctx.metric("param_count", static_cast<double>(models::ParameterCount(*ctx.model_)));
@@ -29,19 +29,15 @@ std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config
   return data;
 }
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model) {
-  const auto opt = config.value("train", nlohmann::json::object()).value("optimizer", nlohmann::json{{"name", "sgd"}});
-  const std::string name = opt.value("name", "sgd");
-  if (name == "adamw") {
-    auto o = torch::optim::AdamWOptions(opt.value("lr", 1e-3)).weight_decay(opt.value("weight_decay", 1e-2));
-    if (opt.contains("betas")) o.betas({opt["betas"][0].get<double>(), opt["betas"][1].get<double>()});
-    if (opt.contains("eps")) o.eps(opt["eps"].get<double>());
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const spec::OptimizerConfig& opt, torch::nn::Module& model) {
+  if (opt.adamw()) {
+    auto o = torch::optim::AdamWOptions(opt.lr).weight_decay(opt.weight_decay);
+    if (opt.betas) o.betas({(*opt.betas)[0], (*opt.betas)[1]});
+    if (opt.eps) o.eps(*opt.eps);
     return std::make_unique<torch::optim::AdamW>(model.parameters(), o);
   }
-  auto o = torch::optim::SGDOptions(opt.value("lr", 0.1))
-               .momentum(opt.value("momentum", 0.9))
-               .nesterov(opt.value("nesterov", false))
-               .weight_decay(opt.value("weight_decay", 0.0));
+  auto o =
+      torch::optim::SGDOptions(opt.lr).momentum(opt.momentum).nesterov(opt.nesterov).weight_decay(opt.weight_decay);
   return std::make_unique<torch::optim::SGD>(model.parameters(), o);
 }
 

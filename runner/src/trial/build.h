@@ -9,20 +9,22 @@
 
 #include "data/data.h"
 #include "runx/plugin.h"
+#include "spec/trial_config.h"
 #include "trial/context.h"
 
 namespace runx::engine {
 
-/// Opens the data source of `config` and builds its model on the context's device for the samples
+/// Opens the data source of `trial` and builds its model on the context's device for the samples
 /// the source declares (DataSource::sample_spec), seeded with `seed` again so that the initial
 /// weights do not depend on what opening the data drew; records the source's facts in the
 /// environment, param_count, and calls on_model. Afterwards ctx.data_ and ctx.model_ are set; the
 /// caller owns the data source.
-std::unique_ptr<data::DataSource> BuildModelAndData(const nlohmann::json& config, uint64_t seed,
+std::unique_ptr<data::DataSource> BuildModelAndData(const spec::TrialConfig& trial, uint64_t seed,
                                                     std::vector<ActiveTechnique>& active, RunnerContext& ctx);
 
 /// The optimizer of train.optimizer: adamw, or sgd (the default: lr 0.1, momentum 0.9).
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const nlohmann::json& config, torch::nn::Module& model);
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const spec::OptimizerConfig& optimizer,
+                                                       torch::nn::Module& model);
 
 /// Cross entropy of `logits` against `target`, the mean over every scored position: a classifier's
 /// [B, C] against [B], or a language model's [B, T, V] against [B, T] (all B*T next-token

@@ -55,8 +55,7 @@ void RunnerContext::abort(TrialStatus status, std::string_view why) {
 std::string RunnerContext::artifact_dir() {
   if (artifact_dir_.empty()) {
     const char* root = std::getenv("RUNX_ARTIFACT_DIR");
-    auto dir = std::filesystem::path(root && *root ? root : "results/artifacts") /
-               config_.value("name", std::string("experiment")) /
+    auto dir = std::filesystem::path(root && *root ? root : "results/artifacts") / trial_.name /
                fmt::format("{}-{}-{}", spec::LabelTrial(config_).label, CompactTime(rec_.started_at), ::getpid());
     std::filesystem::create_directories(dir);
     artifact_dir_ = std::filesystem::absolute(dir).string();

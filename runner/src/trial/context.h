@@ -14,6 +14,7 @@
 #include "models/models.h"
 #include "outcome/failure.h"
 #include "runx/plugin.h"
+#include "spec/trial_config.h"
 #include "store/store.h"
 
 namespace runx::engine {
@@ -52,10 +53,13 @@ void ForEachTechnique(std::vector<ActiveTechnique>& active, const char* hook, Fn
 /// record; the phases fill in the model, optimizer, data and step as they are made.
 class RunnerContext : public TrialContext {
  public:
-  RunnerContext(const nlohmann::json& config, c10::Device device, store::TrialRecord& rec,
-                std::vector<std::string>& notes, std::vector<ActiveTechnique>& active)
-      : config_(config), device_(device), rec_(rec), notes_(notes), active_(active) {}
+  /// `trial` is the typed view of `config` (spec::TrialConfig::From), made once by the caller.
+  RunnerContext(const nlohmann::json& config, const spec::TrialConfig& trial, c10::Device device,
+                store::TrialRecord& rec, std::vector<std::string>& notes, std::vector<ActiveTechnique>& active)
+      : config_(config), trial_(trial), device_(device), rec_(rec), notes_(notes), active_(active) {}
   const nlohmann::json& config() const override { return config_; }
+  /// The keys every trial reads, typed (the runner's own view; techniques see config()).
+  const spec::TrialConfig& trial() const { return trial_; }
   c10::Device device() const override { return device_; }
   torch::nn::Module& model() override { return *model_; }
   torch::optim::Optimizer& optimizer() override;
@@ -93,6 +97,7 @@ class RunnerContext : public TrialContext {
 
  private:
   const nlohmann::json& config_;
+  const spec::TrialConfig& trial_;
   c10::Device device_;
   store::TrialRecord& rec_;
   std::vector<std::string>& notes_;

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "spec/identity.h"
-
 namespace runx::engine {
 namespace {
 
@@ -17,7 +15,9 @@ torch::Tensor OnCollectiveDevice(Collectives& ranks, c10::Device device, const t
 
 }  // namespace
 
-int RanksOf(const nlohmann::json& config) { return spec::DataParallelRanks(config); }
+const RankRole* RankOf(const spec::TrialConfig& trial, const std::optional<RankRole>& rank) {
+  return trial.ranks() > 0 && rank ? &*rank : nullptr;
+}
 
 c10::Device RankDevice(c10::Device configured, const RankRole& role) {
   if (!configured.is_cuda()) return configured;
@@ -25,7 +25,7 @@ c10::Device RankDevice(c10::Device configured, const RankRole& role) {
   return c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(base + role.local_rank));
 }
 
-std::unique_ptr<Collectives> JoinRanks(const RankRole& role, c10::Device device,
+std::unique_ptr<Collectives> JoinRanks(const RankRole& role, int world_size, c10::Device device,
                                        std::map<std::string, std::string>& environment) {
   const auto it = environment.find(std::string("technique.") + kDataParallel);
   if (it == environment.end()) throw std::logic_error("JoinRanks without the data_parallel technique");
@@ -34,9 +34,9 @@ std::unique_ptr<Collectives> JoinRanks(const RankRole& role, c10::Device device,
   if (role.world < 1)
     throw std::runtime_error("data_parallel: the ranks' launcher set neither RANK and WORLD_SIZE (as torchrun "
                              "does) nor SLURM_PROCID and SLURM_NTASKS (as srun does)");
-  if (settings.value("world_size", 1) != role.world)
-    throw std::runtime_error(fmt::format("data_parallel: world_size is {} but {} ranks were started",
-                                         settings.value("world_size", 1), role.world));
+  if (world_size != role.world)
+    throw std::runtime_error(
+        fmt::format("data_parallel: world_size is {} but {} ranks were started", world_size, role.world));
   auto ranks = ConnectRanks(role, backend, device);
   environment["data_parallel.rank"] = std::to_string(role.rank);
   environment["data_parallel.world_size"] = std::to_string(role.world);

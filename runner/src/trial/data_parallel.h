@@ -11,6 +11,7 @@
 #include <torch/types.h>
 
 #include "runx/collectives.h"
+#include "spec/trial_config.h"
 #include "trial/process_group.h"
 
 namespace runx::engine {
@@ -18,17 +19,20 @@ namespace runx::engine {
 /// The technique's name in `optimizations:`.
 inline constexpr const char* kDataParallel = "data_parallel";
 
-/// The number of rank processes `config` runs as: data_parallel's world_size, 0 when the trial
-/// does not use data_parallel (one ordinary trial process).
-int RanksOf(const nlohmann::json& config);
+/// The rank this process is of `trial`: nullptr for a trial without data_parallel (one ordinary
+/// trial process, whatever `rank` says), else `rank`, which the caller checks is set (a
+/// data-parallel trial cannot run in runx's own process). How many ranks the trial has is
+/// spec::TrialConfig::ranks().
+const RankRole* RankOf(const spec::TrialConfig& trial, const std::optional<RankRole>& rank);
 
 /// The device of `role`'s rank: on CUDA each rank takes its own GPU, the configured index plus
 /// the rank's local index (cuda:0 -> rank r on cuda:r); the CPU is shared.
 c10::Device RankDevice(c10::Device configured, const RankRole& role);
 
 /// Joins the trial's process group with the backend the technique resolved (recorded in
-/// `environment` as "technique.data_parallel") and records the rank's facts there.
-std::unique_ptr<Collectives> JoinRanks(const RankRole& role, c10::Device device,
+/// `environment` as "technique.data_parallel") and records the rank's facts there. Throws when
+/// `role` is not one of the trial's `world_size` ranks (the launcher started another number).
+std::unique_ptr<Collectives> JoinRanks(const RankRole& role, int world_size, c10::Device device,
                                        std::map<std::string, std::string>& environment);
 
 /// `values` (CPU doubles) averaged over the ranks, in place: the loss of each step as one process

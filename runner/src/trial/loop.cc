@@ -15,20 +15,18 @@ double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 }  // namespace
 
-StepPlan PlanSteps(const nlohmann::json& config, const data::DataSource& data) {
+StepPlan PlanSteps(const spec::TrialConfig& trial, const data::DataSource& data) {
   StepPlan plan;
-  plan.infer = IsInference(config);
-  const auto& train = config.value("train", nlohmann::json::object());
-  const auto& measure = plan.infer ? config.value("infer", nlohmann::json::object()) : train;
-  plan.warmup = measure.value("warmup_steps", plan.infer ? 10 : 5);
-  plan.measured = measure.value("steps", plan.infer ? 100 : 50);
-  if (!plan.infer && train.contains("epochs"))
-    plan.measured = std::max<int64_t>(1, std::llround(train["epochs"].get<double>() * data.batches_per_epoch()));
+  plan.infer = trial.infer;
+  plan.warmup = trial.steps.warmup_steps;
+  plan.measured = trial.steps.steps;
+  if (trial.steps.epochs)
+    plan.measured = std::max<int64_t>(1, std::llround(*trial.steps.epochs * data.batches_per_epoch()));
   plan.total = plan.warmup + plan.measured;
   plan.per_epoch = data.batches_per_epoch();
   plan.batch = data.batch_size();
   if (const SampleSpec spec = data.sample_spec(); spec.tokens()) plan.tokens = spec.positions();
-  plan.eval = measure.value("eval", true);
+  plan.eval = trial.steps.eval;
   return plan;
 }
 

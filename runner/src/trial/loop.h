@@ -11,6 +11,7 @@
 #include "machine/cpu_load.h"
 #include "machine/energy.h"
 #include "runx/plugin.h"
+#include "spec/trial_config.h"
 #include "trial/context.h"
 #include "trial/trial.h"
 
@@ -29,8 +30,8 @@ struct StepPlan {
   bool eval = true;       ///< accuracy on the held-out split afterwards
 };
 
-/// The plan of `config` on `data` (after on_train_begin: auto_batch may have changed the batch).
-StepPlan PlanSteps(const nlohmann::json& config, const data::DataSource& data);
+/// The plan of `trial` on `data` (after on_train_begin: auto_batch may have changed the batch).
+StepPlan PlanSteps(const spec::TrialConfig& trial, const data::DataSource& data);
 
 /// What the loop measured: `done` steps (fewer than planned when a technique aborted).
 struct LoopResult {

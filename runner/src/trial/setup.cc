@@ -58,23 +58,16 @@ std::optional<std::string> CreateTechniques(const nlohmann::json& config, const 
   return std::nullopt;
 }
 
-uint64_t TrialSeed(const nlohmann::json& config) {
-  const auto effective = spec::ResolvedTechniques(config);
-  return effective.contains("determinism") && effective["determinism"].contains("seed")
-             ? effective["determinism"]["seed"].get<uint64_t>()
-             : config.value("seed", uint64_t{0});
-}
-
-void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed) {
+void SetNumerics(const spec::TrialConfig& trial, c10::Device device, uint64_t seed) {
   torch::manual_seed(seed);
   // The process's own count when the trial gives none: a trial run in-process after one with
   // `threads` gets LibTorch's choice back.
   static const int kDefaultThreads = at::get_num_threads();
-  const int threads = config.contains("threads") ? config["threads"].get<int>() : kDefaultThreads;
+  const int threads = trial.threads.value_or(kDefaultThreads);
   if (threads != at::get_num_threads()) at::set_num_threads(threads);
   if (device.is_cuda()) {
     at::globalContext().setBenchmarkCuDNN(true);
-    at::globalContext().setAllowTF32CuBLAS(config.value("precision", "fp32") == "tf32");
+    at::globalContext().setAllowTF32CuBLAS(trial.precision == spec::Precision::kTf32);
   }
 }
 

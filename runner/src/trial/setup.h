@@ -10,6 +10,7 @@
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
+#include "spec/trial_config.h"
 #include "trial/context.h"
 
 namespace runx::plugins { class Registry; }
@@ -38,13 +39,10 @@ std::optional<std::string> CreateTechniques(const nlohmann::json& config, const 
                                             c10::Device device, std::vector<ActiveTechnique>& active,
                                             std::map<std::string, std::string>& environment);
 
-/// The seed of everything the runner seeds (data, initial weights): determinism's own seed when
-/// it sets one, else the experiment's (0 when absent).
-uint64_t TrialSeed(const nlohmann::json& config);
-
 /// Global numerics: the seed, the CPU's intra-op threads (`threads`, else the process's
 /// default), PyTorch's defaults, plus on CUDA cuDNN autotuning for the fixed
-/// shapes of a trial and TF32 matmuls when `precision` is tf32.
-void SetNumerics(const nlohmann::json& config, c10::Device device, uint64_t seed);
+/// shapes of a trial and TF32 matmuls when `precision` is tf32. `seed` is the trial's
+/// (spec::TrialConfig::trial_seed: determinism's own when it sets one).
+void SetNumerics(const spec::TrialConfig& trial, c10::Device device, uint64_t seed);
 
 }  // namespace runx::engine

@@ -42,10 +42,10 @@ void Conclude(const StepPlan& plan, int64_t first_bad, data::DataSource& data, S
 }
 
 /// Build, wrap, train (or infer) and measure, evaluate, finish: everything after on_setup.
-void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<ActiveTechnique>& active,
+void BuildAndRun(const spec::TrialConfig& trial, uint64_t seed, std::vector<ActiveTechnique>& active,
                  RunnerContext& ctx, store::TrialRecord& rec, const TrialOptions& options) {
-  auto data = BuildModelAndData(config, seed, active, ctx);
-  const bool infer = IsInference(config);
+  auto data = BuildModelAndData(trial, seed, active, ctx);
+  const bool infer = trial.infer;
   Step step;
   // Inference: no autograd from here on (the measured passes, probes, graph capture, accuracy).
   std::optional<c10::InferenceMode> inference_mode;
@@ -53,7 +53,7 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
     ctx.model_->eval();
     inference_mode.emplace();
   } else {
-    ctx.optimizer_ = MakeOptimizer(config, *ctx.model_);
+    ctx.optimizer_ = MakeOptimizer(trial.optimizer, *ctx.model_);
   }
   step = WrapStep(BaseStep(*ctx.model_, ctx.optimizer_.get()), active, ctx);
   ctx.step_ = &step;
@@ -65,7 +65,7 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
   if (ctx.aborted()) throw TrialAborted();
   TrialLoader loader = MakeTrialLoader(*data, ctx.device(), active, ctx);
 
-  StepPlan plan = PlanSteps(config, *data);
+  StepPlan plan = PlanSteps(trial, *data);
   ctx.metric("batch_size", static_cast<double>(plan.batch));
   if (Collectives* ranks = ctx.collectives()) {
     plan.ranks = ranks->world_size();
@@ -85,6 +85,14 @@ void BuildAndRun(const nlohmann::json& config, uint64_t seed, std::vector<Active
   ForEachTechnique(active, "on_finish", [&](Technique& t) { t.on_finish(ctx); });
 }
 
+/// `rec` ended before the trial began: failed, for `why`.
+store::TrialRecord Failed(store::TrialRecord rec, const std::string& why) {
+  rec.status = TrialStatus::kFailed;
+  rec.error = why;
+  rec.finished_at = UtcNow();
+  return rec;
+}
+
 }  // namespace
 
 
@@ -93,22 +101,24 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
   store::TrialRecord rec = StartRecord();
   std::vector<std::string> notes;
   c10::Device device(c10::DeviceType::CPU);
-  const bool ranked = RanksOf(config) > 0;
+  spec::TrialConfig trial;  // the keys the phases read, typed, made once
+  const RankRole* rank = nullptr;
   try {
-    device = SelectDevice(config.value("device", "auto"));
-    if (ranked && options.rank) device = RankDevice(device, *options.rank);
+    trial = spec::TrialConfig::From(config);
+    rank = RankOf(trial, options.rank);
+    device = SelectDevice(trial.device);
+    if (rank) device = RankDevice(device, *rank);
+  } catch (const spec::TrialConfigError& e) {
+    return Failed(std::move(rec), e.what());
   } catch (const DeviceError& e) {
-    rec.status = TrialStatus::kFailed;
-    rec.error = e.what();
-    rec.finished_at = UtcNow();
-    return rec;
+    return Failed(std::move(rec), e.what());
   }
   rec.device = device.str();
   rec.environment = TrialEnvironment(device);
 
   std::vector<ActiveTechnique> active;
   host_memory::Install();  // counts CPU tensors: peak host memory, and a limit when one is set
-  RunnerContext ctx(config, device, rec, notes, active);
+  RunnerContext ctx(config, trial, device, rec, notes, active);
   try {
     if (auto refusal = CreateTechniques(config, registry, device, active, rec.environment)) {
       rec.status = TrialStatus::kIncompatible;
@@ -116,20 +126,20 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
       rec.finished_at = UtcNow();
       return rec;
     }
-    if (ranked) {
-      if (!options.rank)
+    if (trial.ranks() > 0) {
+      if (!rank)
         throw TechniqueFailure("data_parallel: the trial's ranks are processes that runx starts; "
                                "it cannot run in runx's own process (--in-process)");
-      ctx.collectives_ = JoinRanks(*options.rank, device, rec.environment);
+      ctx.collectives_ = JoinRanks(*rank, trial.ranks(), device, rec.environment);
     }
     // The experiment's seed, or determinism's own when it sets one: it then governs everything
     // seeded here (data, initial weights), not only what happens after its on_setup.
-    const uint64_t seed = TrialSeed(config);
-    SetNumerics(config, device, seed);
+    const uint64_t seed = trial.trial_seed();
+    SetNumerics(trial, device, seed);
     ForEachTechnique(active, "on_setup", [&](Technique& t) { t.on_setup(ctx); });
     // what the trial computes with: the experiment's `threads`, or determinism's
     rec.environment["intra_op_threads"] = std::to_string(at::get_num_threads());
-    BuildAndRun(config, seed, active, ctx, rec, options);
+    BuildAndRun(trial, seed, active, ctx, rec, options);
   } catch (...) {
     RecordFailure(std::current_exception(), ctx, rec);
   }

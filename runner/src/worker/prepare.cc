@@ -14,6 +14,7 @@
 #include "spec/identity.h"
 #include "spec/python_model.h"
 #include "spec/spec.h"
+#include "spec/trial_config.h"
 #include "sweep/device_slots.h"
 #include "sweep/sweep.h"
 #include "trial/device.h"
@@ -103,9 +104,10 @@ PreparedTrial Prepare(const nlohmann::json& planned, int repeat_index, const plu
   store::TrialRecord r;
   r.started_at = UtcNow();
   bool settled = false;
-  const std::string device_text = p.config.value("device", "auto");
+  std::string device_text = "auto";
   std::optional<c10::Device> device;
   try {
+    device_text = spec::TrialConfig::From(p.config).device;
     device = SelectDevice(device_text);
     p.device = device->str();
     auto [it, inserted] = platforms->emplace(p.device, "");

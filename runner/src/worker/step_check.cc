@@ -9,6 +9,7 @@
 
 #include "base/files.h"
 #include "spec/sweep.h"
+#include "spec/trial_config.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "worker/weights_distance.h"
@@ -28,14 +29,14 @@ json& Optimizations(json& config) {
   return o;
 }
 
-std::string Precision(const json& config) { return config.value("precision", std::string("fp32")); }
+std::string Precision(const json& config) { return spec::Name(spec::TrialConfig::From(config).precision); }
 
 /// The check's settings on a trial's config: `steps` training steps from the first (no warm-up, no
 /// evaluation), the weights exported into `dir`, reproducible kernels (determinism, which also
 /// turns TF32 off unless the config asks for it).
 json Prepared(json config, int steps, const std::string& dir) {
-  if (config.value("task", std::string("train")) != "train")
-    throw std::invalid_argument("the step check trains; this trial's task is '" + config.value("task", "") + "'");
+  if (spec::TrialConfig::From(config).infer)
+    throw std::invalid_argument("the step check trains; this trial's task is 'infer'");
   json& train = config["train"];
   train["steps"] = steps;
   train["warmup_steps"] = 0;
@@ -77,7 +78,7 @@ StepCheckRun RunOne(const std::string& role, const std::string& what, json confi
   run.role = role;
   run.what = what;
   run.experiment = (fs::path(options.work_dir) / (role + ".yaml")).string();
-  config["name"] = config.value("name", std::string("experiment")) + "-step-check-" + role;
+  config["name"] = spec::TrialConfig::From(config).name + "-step-check-" + role;
   config["repeats"] = 1;
   config["order"] = "sequential";
   base::WriteFileAtomicallyOrThrow(run.experiment, config.dump(1) + "\n");  // JSON is YAML
