@@ -13,11 +13,11 @@
 #include <vector>
 
 #include <c10/core/Device.h>
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
+#include "data/sample_spec.h"
 #include "runx/plugin.h"
-#include "runx/sample_spec.h"
 
 namespace runx::data {
 
@@ -64,8 +64,7 @@ class DataSource {
   virtual std::optional<Batch> EvalSet() const = 0;
 };
 
-std::unique_ptr<DataSource> MakeDataSource(const nlohmann::json& data, const c10::Device& device,
-                                           uint64_t seed);
+std::unique_ptr<DataSource> MakeDataSource(const nlohmann::json& data, const c10::Device& device, uint64_t seed);
 
 /// The sources MakeDataSource makes, in the order of spec/catalogue.h's DataCatalogue (which
 /// declares their keys; a unit test holds the two lists equal).

@@ -6,20 +6,20 @@
 // inference (aoti.cc).
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
-#include <stdexcept>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 namespace torch::jit {
 struct Module;
 }
 
-#include "runx/sample_spec.h"
+#include "data/sample_spec.h"
 
 namespace runx::models {
 

@@ -1,7 +1,8 @@
 #pragma once
 /// What one sample of a data source is once it reaches the model: the input's shape and dtype, and
 /// the target's. Data sources declare it; models and the runner read it instead of assuming float
-/// images with one class label. Not part of the plugin ABI (plugin.h does not use it).
+/// images with one class label. The data module owns it (models read it); it is not part of the
+/// plugin API in runner/include/runx/ (plugin.h does not use it).
 #include <cstdint>
 #include <vector>
 
