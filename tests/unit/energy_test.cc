@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -64,6 +65,29 @@ TEST(GpuEnergy, NoMeterWithoutNvmlOrForAnUnknownGpu) {
             "NVML (/no/such/libnvidia-ml.so.1) could not be loaded or initialised");
   EXPECT_EQ(OpenGpuEnergyMeter("00000000:AA:00.0", kQuick, RUNX_TEST_FAKE_NVML).why_not,
             "NVML knows no GPU at PCI bus id 00000000:AA:00.0");
+}
+
+TEST(EnergySwitch, OnUnlessOffAndAnythingElseIsAnError) {
+  const char* saved = std::getenv("RUNX_ENERGY");
+  const std::string before = saved ? saved : "";
+  auto with = [](const char* value) {
+    if (value)
+      ::setenv("RUNX_ENERGY", value, 1);
+    else
+      ::unsetenv("RUNX_ENERGY");
+    return ReadEnergySwitch();
+  };
+  EXPECT_TRUE(with(nullptr).on);
+  EXPECT_TRUE(with("").on);
+  EXPECT_TRUE(with("on").on);
+  EXPECT_FALSE(with("off").on);
+  EXPECT_TRUE(with("off").error.empty());
+  const EnergySwitch wrong = with("0");
+  EXPECT_EQ(wrong.error, "RUNX_ENERGY='0': expected 'off' (no energy meter) or 'on' (the default)");
+  if (saved)
+    ::setenv("RUNX_ENERGY", before.c_str(), 1);
+  else
+    ::unsetenv("RUNX_ENERGY");
 }
 
 class CpuEnergyTest : public ::testing::Test {

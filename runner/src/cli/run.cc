@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -14,11 +14,12 @@
 #include "cli/load.h"
 #include "cli/observers.h"
 #include "cli/user_repo.h"
-#include "sweep/sweep.h"
+#include "machine/energy.h"
 #include "plugins/dirs.h"
 #include "report/report.h"
 #include "store/history.h"
 #include "store/store.h"
+#include "sweep/sweep.h"
 
 namespace runx::cli {
 namespace {
@@ -43,12 +44,13 @@ class SignalGuard {
 
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 /// Writes the end-of-run table to the files of --export-*; false (and a message) when one cannot
 /// be written.
-bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& rows, const report::ReportContext& context) {
+bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& rows,
+                  const report::ReportContext& context) {
   const std::pair<const std::string*, report::OutputFormat> exports[] = {
       {&args.export_markdown, report::OutputFormat::kMarkdown},
       {&args.export_csv, report::OutputFormat::kCsv},
@@ -70,10 +72,9 @@ bool ExportTables(const RunArgs& args, const std::vector<report::VariantRow>& ro
 }  // namespace
 
 int Run(const RunArgs& args) {
-  // The meter's switch (trial/device.cc reads it in each trial): a value it does not know would
-  // leave the meter on without a word, and the figures would then be taken for switched-off ones.
-  if (const char* e = std::getenv("RUNX_ENERGY"); e && *e && std::string(e) != "off" && std::string(e) != "on") {
-    fmt::print(stderr, "runx: error: RUNX_ENERGY='{}': expected 'off' (no energy meter) or 'on' (the default)\n", e);
+  // The energy meter's switch, refused here when each trial would misread it (machine/energy.h).
+  if (const auto energy = engine::ReadEnergySwitch(); !energy.error.empty()) {
+    fmt::print(stderr, "runx: error: {}\n", energy.error);
     return 2;
   }
   // runx loads no LibTorch to run a trial in its own process: its worker runs the whole command.
@@ -87,7 +88,8 @@ int Run(const RunArgs& args) {
   // otherwise; the children inherit the variable.
   if (!std::getenv("RUNX_ARTIFACT_DIR")) {
     const auto parent = std::filesystem::path(db).parent_path();
-    setenv("RUNX_ARTIFACT_DIR", (parent.empty() ? std::filesystem::path("artifacts") : parent / "artifacts").c_str(), 1);
+    setenv("RUNX_ARTIFACT_DIR", (parent.empty() ? std::filesystem::path("artifacts") : parent / "artifacts").c_str(),
+           1);
   }
   engine::SweepOptions options;
   options.file = args.file;
@@ -107,8 +109,9 @@ int Run(const RunArgs& args) {
   options.interrupted = &g_interrupted;
   if (!args.devices.empty()) {
     if (args.in_process) {
-      fmt::print(stderr, "runx: error: --devices runs each trial in a child process pinned to its device; it cannot "
-                         "be combined with --in-process\n");
+      fmt::print(stderr,
+                 "runx: error: --devices runs each trial in a child process pinned to its device; it cannot "
+                 "be combined with --in-process\n");
       return 2;
     }
     try {
@@ -134,14 +137,22 @@ int Run(const RunArgs& args) {
     // A signal while the statistics were computed (bounded: well under a second, whatever the step
     // count) ends runx now: every trial is recorded, only the table is left unprinted.
     if (g_interrupted && !result.interrupted) {
-      fmt::print(stderr, "runx: interrupted after the last trial: every trial is recorded (run {}); runx history "
-                         "and runx compare show them\n", result.run_id);
+      fmt::print(stderr,
+                 "runx: interrupted after the last trial: every trial is recorded (run {}); runx history "
+                 "and runx compare show them\n",
+                 result.run_id);
       return 130;
     }
     if (args.json) {
-      JsonObserver::Emit({{"event", "sweep_end"}, {"run_id", result.run_id}, {"sweep_id", result.run_id},
-                          {"interrupted", result.interrupted}, {"done", result.done}, {"ran", result.ran},
-                          {"reused", result.reused}, {"skipped", result.reused}, {"not_ok", result.not_ok}});
+      JsonObserver::Emit({{"event", "sweep_end"},
+                          {"run_id", result.run_id},
+                          {"sweep_id", result.run_id},
+                          {"interrupted", result.interrupted},
+                          {"done", result.done},
+                          {"ran", result.ran},
+                          {"reused", result.reused},
+                          {"skipped", result.reused},
+                          {"not_ok", result.not_ok}});
     } else if (!args.quiet) {
       fmt::print("{}", base::PrintableLines(report::RenderReport(rows)));
       fmt::print("{}", base::PrintableLines(report::RenderNoise(rows)));

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -218,6 +218,13 @@ class RaplMeter : public EnergyMeter {
 
 }  // namespace
 
+EnergySwitch ReadEnergySwitch() {
+  const char* value = std::getenv("RUNX_ENERGY");
+  if (value == nullptr || *value == '\0' || std::string(value) == "on") return {true, ""};
+  if (std::string(value) == "off") return {false, ""};
+  return {true, fmt::format("RUNX_ENERGY='{}': expected 'off' (no energy meter) or 'on' (the default)", value)};
+}
+
 EnergyMeterOrWhy OpenGpuEnergyMeter(const std::string& pci_bus_id, const EnergyOptions& options,
                                     const std::string& nvml_library) {
   std::shared_ptr<NvmlSession> nvml = NvmlSession::Open(nvml_library);
@@ -258,8 +265,9 @@ EnergyMeterOrWhy OpenCpuEnergyMeter(const std::string& root, const EnergyOptions
     if (name.rfind("package-", 0) != 0) continue;
     const fs::path energy = zone / "energy_uj";
     if (const auto [value, error] = ReadNumber(energy.string()); !value) {
-      return {nullptr, fmt::format("the RAPL counter {} cannot be read: {}{}", energy.string(), error,
-                                   error == std::strerror(EACCES) ? " (Linux 5.10 and newer let only root read it)" : "")};
+      return {nullptr,
+              fmt::format("the RAPL counter {} cannot be read: {}{}", energy.string(), error,
+                          error == std::strerror(EACCES) ? " (Linux 5.10 and newer let only root read it)" : "")};
     }
     zones.push_back({energy.string(), ReadNumber((zone / "max_energy_range_uj").string()).first.value_or(0)});
     names.push_back(name);

@@ -50,6 +50,16 @@ class EnergyMeter {
   virtual EnergyReading Stop() = 0;
 };
 
+/// The meter's switch, the environment's RUNX_ENERGY: unset, empty or "on" meters (the default);
+/// "off" does not (what the meter costs is measured so: bench/energy-overhead.sh). Any other value
+/// is a mistake to refuse before anything runs: a meter left on without a word would have its
+/// figures taken for switched-off ones. The one place the variable is read.
+struct EnergySwitch {
+  bool on = true;
+  std::string error;  ///< for a value that is neither: what it is and what was expected
+};
+EnergySwitch ReadEnergySwitch();
+
 /// A meter, or why a device has none (recorded as the trial's energy.absent).
 struct EnergyMeterOrWhy {
   std::unique_ptr<EnergyMeter> meter;

@@ -55,8 +55,8 @@ std::vector<std::string> AvailableDevices() {
 c10::Device SelectDevice(const std::string& spec) {
   const auto available = AvailableDevices();
   const auto unavailable = [&](const std::string& why) {
-    return DeviceError(fmt::format("device '{}' is not available: {}; available here: {}", spec, why,
-                                   fmt::join(available, ", ")));
+    return DeviceError(
+        fmt::format("device '{}' is not available: {}; available here: {}", spec, why, fmt::join(available, ", ")));
   };
   if (spec == "auto") {
     if (compat::MpsAvailable()) return c10::Device(c10::DeviceType::MPS);
@@ -66,8 +66,9 @@ c10::Device SelectDevice(const std::string& spec) {
   if (spec == "cpu") return c10::Device(c10::DeviceType::CPU);
   if (spec == "mps") {
     if (!compat::MpsAvailable())
-      throw unavailable("this LibTorch has no usable MPS backend (it needs the macOS arm64 build "
-                        "of LibTorch on Apple silicon)");
+      throw unavailable(
+          "this LibTorch has no usable MPS backend (it needs the macOS arm64 build "
+          "of LibTorch on Apple silicon)");
     return c10::Device(c10::DeviceType::MPS);
   }
   if (spec.rfind("cuda", 0) == 0) {
@@ -89,8 +90,10 @@ c10::Device SelectDevice(const std::string& spec) {
 }
 
 void Synchronize(const c10::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize(device.index());
-  else if (device.is_mps()) compat::MpsSynchronize();
+  if (device.is_cuda())
+    torch::cuda::synchronize(device.index());
+  else if (device.is_mps())
+    compat::MpsSynchronize();
 }
 
 std::string DeviceName(const c10::Device& device) {
@@ -129,13 +132,13 @@ void ReleaseCache(const c10::Device& device) { device_memory::ReleaseCache(devic
 int64_t ReservedMemoryBytes(const c10::Device& device) { return device_memory::ReservedBytes(device); }
 
 EnergyMeterOrWhy OpenEnergyMeter(const c10::Device& device) {
-  if (const char* e = std::getenv("RUNX_ENERGY"); e && std::string(e) == "off")
-    return {nullptr, "switched off (RUNX_ENERGY=off)"};
+  if (!ReadEnergySwitch().on) return {nullptr, "switched off (RUNX_ENERGY=off)"};
   if (device.is_cpu()) return OpenCpuEnergyMeter();
 #ifdef RUNX_WITH_CUDA
   if (device.is_cuda()) return OpenGpuEnergyMeter(cuda::PciBusId(device.has_index() ? device.index() : 0));
 #endif
-  if (device.is_mps()) return {nullptr, "no energy counter for Apple GPUs (macOS gives it only to powermetrics, as root)"};
+  if (device.is_mps())
+    return {nullptr, "no energy counter for Apple GPUs (macOS gives it only to powermetrics, as root)"};
   return {nullptr, fmt::format("no energy counter for {}", device.str())};
 }
 
