@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/files.h"
 #include "base/remove_tree.h"
 
 namespace {
@@ -15,10 +16,9 @@ namespace {
 class PrivateTmpdir {
  public:
   PrivateTmpdir() {
-    const char* inherited = std::getenv("TMPDIR");
-    std::string dir = std::string(inherited && *inherited ? inherited : "/tmp") + "/runx-test-XXXXXX";
-    if (mkdtemp(dir.data()) == nullptr) return;  // an unwritable TMPDIR: keep it, the tests will say so
-    dir_ = dir;
+    const auto dir = runx::base::MakeTempDir("runx-test-");  // under the inherited TMPDIR
+    if (!dir) return;                                        // an unwritable TMPDIR: keep it, the tests will say so
+    dir_ = *dir;
     setenv("TMPDIR", dir_.c_str(), 1);
   }
   ~PrivateTmpdir() {

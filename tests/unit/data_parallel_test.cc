@@ -8,7 +8,7 @@
 #include "data/data.h"
 #include "data/shard.h"
 #include "reducer.h"
-#include "spec/identity.h"
+#include "spec/trial_config.h"
 #include "sweep/child.h"
 #include "trial/data_parallel.h"
 #include "trial/process_group.h"
@@ -79,11 +79,12 @@ TEST(Shards, UnevenOrBadSplitsAreRefused) {
 
 TEST(Shards, EachRankGetsItsRowsOfTheGlobalBatch) {
   for (const std::string placement : {"device", "host"}) {
-    const nlohmann::json d{{"source", "synthetic"}, {"shape", {3}}, {"num_classes", 5}, {"batch_size", 6},
-                           {"placement", placement}};
+    const nlohmann::json d{
+        {"source", "synthetic"}, {"shape", {3}}, {"num_classes", 5}, {"batch_size", 6}, {"placement", placement}};
     auto whole = data::MakeDataSource(d, c10::Device(c10::kCPU), 3);
     std::vector<std::unique_ptr<data::DataSource>> ranks;
-    for (int r = 0; r < 3; ++r) ranks.push_back(data::ShardSource(data::MakeDataSource(d, c10::Device(c10::kCPU), 3), r, 3));
+    for (int r = 0; r < 3; ++r)
+      ranks.push_back(data::ShardSource(data::MakeDataSource(d, c10::Device(c10::kCPU), 3), r, 3));
     for (int step = 0; step < 2; ++step) {
       const Batch all = whole->on_host() ? whole->Get(step) : whole->Next();
       for (int r = 0; r < 3; ++r) {
@@ -182,7 +183,9 @@ TEST(GradientReducer, StartsBucketsDuringTheBackwardPassInReverseLayerOrder) {
 
 /// Registers `late` first but runs it last: its gradients come first, against registration order.
 struct Reversed : torch::nn::Module {
-  Reversed() : late(register_module("late", torch::nn::Linear(8, 2))), early(register_module("early", torch::nn::Linear(4, 8))) {}
+  Reversed()
+      : late(register_module("late", torch::nn::Linear(8, 2))),
+        early(register_module("early", torch::nn::Linear(4, 8))) {}
   torch::Tensor forward(torch::Tensor x) { return late(torch::relu(early(x))); }
   torch::nn::Linear late, early;
 };
@@ -231,9 +234,16 @@ TEST(GradientReducer, AGradientThatNeverComesCountsAsZeroAndLeavesNoGrad) {
 }
 
 TEST(Ranks, HowManyProcessesATrialIs) {
-  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", nlohmann::json::object()}}), 0);
-  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", {{"data_parallel", {{"world_size", 4}}}}}}), 4);
-  EXPECT_EQ(spec::DataParallelRanks({{"optimizations", {{"data_parallel", {{"world_size", 1}}}}}}), 1);
+  auto ranks = [](nlohmann::json optimizations) {
+    return spec::TrialConfig::From({{"model", {{"name", "mlp"}}},
+                                    {"data", {{"source", "synthetic"}, {"batch_size", 8}}},
+                                    {"optimizations", std::move(optimizations)}})
+        .ranks();
+  };
+  EXPECT_EQ(ranks(nlohmann::json::object()), 0);
+  EXPECT_EQ(ranks({{"data_parallel", {{"world_size", 4}}}}), 4);
+  EXPECT_EQ(ranks({{"data_parallel", {{"world_size", 1}}}}), 1);
+  EXPECT_EQ(ranks({{"data_parallel", nlohmann::json::object()}}), 1);
 }
 
 TEST(Ranks, EachRankItsOwnGpu) {
@@ -245,7 +255,8 @@ TEST(Ranks, EachRankItsOwnGpu) {
 }
 
 TEST(Ranks, FromSrunOrTorchrun) {
-  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}) unsetenv(v);
+  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"})
+    unsetenv(v);
   setenv("SLURM_PROCID", "3", 1);
   setenv("SLURM_NTASKS", "8", 1);
   setenv("SLURM_LOCALID", "1", 1);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -79,7 +80,8 @@ std::string WriteFileAtomically(const std::string& path, std::string_view conten
   if (fd < 0) return fmt::format("cannot create '{}': {}", temp, std::strerror(errno));
   std::string error;
   if (exists) (void)::fchmod(fd, existing.st_mode & 07777);  // the file keeps its permissions
-  if (!WriteAll(fd, content) || ::fsync(fd) != 0) error = fmt::format("cannot write '{}': {}", temp, std::strerror(errno));
+  if (!WriteAll(fd, content) || ::fsync(fd) != 0)
+    error = fmt::format("cannot write '{}': {}", temp, std::strerror(errno));
   if (::close(fd) != 0 && error.empty()) error = fmt::format("cannot write '{}': {}", temp, std::strerror(errno));
   if (error.empty() && ::rename(temp.c_str(), target.c_str()) != 0)
     error = fmt::format("cannot move '{}' to '{}': {}", temp, target, std::strerror(errno));
@@ -99,6 +101,21 @@ std::string WriteFileAtomically(const std::string& path, std::string_view conten
 
 void WriteFileAtomicallyOrThrow(const std::string& path, std::string_view content) {
   if (std::string error = WriteFileAtomically(path, content); !error.empty()) throw std::runtime_error(error);
+}
+
+std::string TempDir() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+std::optional<std::string> MakeTempDir(const std::string& prefix, std::string* error) {
+  const std::string parent = TempDir();
+  std::string path = parent + "/" + prefix + "XXXXXX";
+  if (mkdtemp(path.data()) == nullptr) {
+    if (error) *error = fmt::format("cannot create a folder in '{}': {}", parent, std::strerror(errno));
+    return std::nullopt;
+  }
+  return path;
 }
 
 std::optional<std::string> ReadFile(const std::string& path, std::string* error, size_t max_bytes) {

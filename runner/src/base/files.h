@@ -41,6 +41,14 @@ std::optional<std::string> ReadFile(const std::string& path, std::string* error 
 /// it cannot be read.
 std::string ReadFirstLine(const std::string& path);
 
+/// The folder temporary files go in: $TMPDIR when set and not empty, else /tmp.
+std::string TempDir();
+
+/// A new folder TempDir()/`prefix`XXXXXX (mkdtemp: mode 0700, a name no other process is given);
+/// nullopt when it cannot be made, `error` (when given) then saying so with strerror's words
+/// ("cannot create a folder in '/tmp': No space left on device").
+std::optional<std::string> MakeTempDir(const std::string& prefix, std::string* error = nullptr);
+
 /// Holds an exclusive lock on `path` (created) while alive, waiting for it: two processes that
 /// make one file take turns, and the second finds it made. Unlike HeldLock (base/cleanup.h) it
 /// waits, and leaves the file; a file that cannot be opened is no lock at all (nothing waits).

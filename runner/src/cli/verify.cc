@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/files.h"
 #include "base/remove_tree.h"
 #include "cli/commands.h"
 #include "cli/load.h"
@@ -31,9 +32,10 @@ std::vector<std::string> TechniqueNames(const json& config) {
 
 /// A fresh folder under the temporary directory.
 std::string MakeWorkDir() {
-  std::string pattern = (fs::temp_directory_path() / "runx-verify-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a folder under " + fs::temp_directory_path().string());
-  return pattern;
+  std::string why;
+  const auto dir = base::MakeTempDir("runx-verify-", &why);
+  if (!dir) throw std::runtime_error(why);
+  return *dir;
 }
 
 }  // namespace
@@ -51,9 +53,10 @@ int Verify(const VerifyArgs& args) {
   for (const auto& t : loaded->plan.trials)
     if (t.is_baseline && t.repeat_index == 0) baseline = &t;
   if (!baseline || loaded->plan.trials.size() == 1) {
-    fmt::print("verify: {} has one variant: nothing to verify (runx verify checks each variant's techniques "
-               "against the baseline of its sweep)\n",
-               args.file);
+    fmt::print(
+        "verify: {} has one variant: nothing to verify (runx verify checks each variant's techniques "
+        "against the baseline of its sweep)\n",
+        args.file);
     return 0;
   }
   const auto base_names = TechniqueNames(baseline->config);

@@ -58,13 +58,6 @@ json ResolvedTechniques(const json& config) {
   return techniques;
 }
 
-int DataParallelRanks(const json& config) {
-  const json techniques = ResolvedTechniques(config);
-  if (!techniques.contains("data_parallel")) return 0;
-  const json& settings = techniques["data_parallel"];
-  return settings.is_object() ? settings.value("world_size", 1) : 1;
-}
-
 json InputFiles(const json& config) {
   namespace fs = std::filesystem;
   json inputs = json::object();

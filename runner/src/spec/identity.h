@@ -24,10 +24,6 @@ nlohmann::json UsedConfig(const nlohmann::json& config);
 /// data.batch_size auto). The one place that decides which techniques a trial runs.
 nlohmann::json ResolvedTechniques(const nlohmann::json& config);
 
-/// How many processes a data-parallel trial of `config` is (data_parallel's world_size, 1 when it
-/// names none); 0 for any other trial.
-int DataParallelRanks(const nlohmann::json& config);
-
 /// The input files `config` reads by path: the input keys of its model's and data source's
 /// catalogue entries (spec/catalogue.h: a model file, memmap's arrays, a fashion-mnist folder, the
 /// text files of text data as ListTextFiles takes them from a folder) and compiled_step's package

@@ -88,7 +88,7 @@ struct TrialConfig {
   nlohmann::json data_section = nlohmann::json::object();   ///< `data`, for the data source (catalogue keys)
 
   /// The number of rank processes the trial runs as: data_parallel's world_size, 0 without it
-  /// (one ordinary trial process). DataParallelRanks on the JSON says the same.
+  /// (one ordinary trial process). The parent asks this too, when it starts a trial's processes.
   int ranks() const { return data_parallel ? data_parallel->world_size : 0; }
   /// The seed of everything the runner seeds (data, initial weights): determinism's own when it
   /// sets one, else the experiment's.

@@ -12,8 +12,8 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,7 +34,7 @@
 #include "base/time.h"
 #include "outcome/failure.h"
 #include "outcome/record_json.h"
-#include "spec/identity.h"
+#include "spec/trial_config.h"
 
 namespace runx::engine {
 namespace fs = std::filesystem;
@@ -56,19 +56,13 @@ std::string StderrTail(const std::string& text) {
 constexpr const char* kTrialDirPrefix = "runx-trial-";
 constexpr const char* kTrialDirLock = "in-use.lock";  ///< held by the runx that made the folder
 
-
-std::string TempRoot() {
-  const char* t = std::getenv("TMPDIR");
-  return t && *t ? t : "/tmp";
-}
-
 }  // namespace
 
 int RemoveStaleTrialDirs() {
   int removed = 0;
   std::error_code ec;
   const std::string prefix = kTrialDirPrefix;
-  for (fs::directory_iterator it(TempRoot(), ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(base::TempDir(), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.compare(0, prefix.size(), prefix) != 0 || !it->is_directory()) continue;
     const std::string rest = name.substr(prefix.size());
@@ -102,7 +96,8 @@ std::vector<std::string> RankLauncherFromEnvironment() {
   for (std::string w; ss >> w;) words.push_back(w);
   // srun: one rank that fails ends the others at once (they would wait for it in a collective).
   if (!words.empty() && fs::path(words.front()).filename() == "srun" &&
-      std::none_of(words.begin(), words.end(), [](const std::string& w) { return w.rfind("--kill-on-bad-exit", 0) == 0; }))
+      std::none_of(words.begin(), words.end(),
+                   [](const std::string& w) { return w.rfind("--kill-on-bad-exit", 0) == 0; }))
     words.insert(words.begin() + 1, "--kill-on-bad-exit=1");
   return words;
 }
@@ -198,11 +193,15 @@ void DescribeEnd(int status, const std::string& who, const std::string& progress
 }  // namespace
 
 ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record) {
+  // A data-parallel trial is `ranks` processes in one process group, rank 0 its leader; rank 0
+  // reports progress and writes the record, the others only train. Read as the child reads it (a
+  // key of the wrong type is named here, before anything starts).
+  const int ranks = spec::TrialConfig::From(config).ranks();
   // The parent's pid in the name lets a later runx remove the folders of a parent that was killed.
-  std::string tmpl = fmt::format("{}/{}{}-XXXXXX", TempRoot(), kTrialDirPrefix, getpid());
-  const char* dir_c = mkdtemp(tmpl.data());
-  if (!dir_c) throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
-  const fs::path dir(dir_c);
+  std::string why;
+  const auto made = base::MakeTempDir(fmt::format("{}{}-", kTrialDirPrefix, getpid()), &why);
+  if (!made) throw std::runtime_error(why);
+  const fs::path dir(*made);
   // Held while the folder is in use: another runx, in any PID namespace, leaves the folder alone.
   std::optional<base::HeldLock> in_use;
   try {
@@ -216,7 +215,8 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
   {
     // A full or read-only TMPDIR fails the trial with its cause, not a child that dies unexplained.
     const int64_t zeros[2] = {0, 0};
-    std::string error = base::WriteFileAtomically(prog, std::string_view(reinterpret_cast<const char*>(zeros), sizeof zeros));
+    std::string error =
+        base::WriteFileAtomically(prog, std::string_view(reinterpret_cast<const char*>(zeros), sizeof zeros));
     if (error.empty())
       error = base::WriteFileAtomically(cfg, config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (!error.empty()) {
@@ -225,9 +225,6 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
     }
   }
 
-  // A data-parallel trial is `ranks` processes in one process group, rank 0 its leader; rank 0
-  // reports progress and writes the record, the others only train.
-  const int ranks = spec::DataParallelRanks(config);
   const bool launched = ranks > 0 && !options.rank_launcher.empty();  // the launcher starts the ranks
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -245,12 +242,13 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       pgid = procs[0].pid;
     }
     for (size_t r = 0; !launched && r < procs.size(); ++r) {
-      procs[r].stderr_path = (dir / (r == 0 ? std::string("stderr.txt") : fmt::format("stderr.rank{}.txt", r))).string();
+      procs[r].stderr_path =
+          (dir / (r == 0 ? std::string("stderr.txt") : fmt::format("stderr.rank{}.txt", r))).string();
       std::vector<std::string> args{"runx", "trial", "--config", cfg, "--out", out, "--parent", parent};
       if (r == 0) args.insert(args.end(), {"--progress", prog});
       if (ranks > 0)
-        args.insert(args.end(), {"--rank", std::to_string(r), "--world-size", std::to_string(ranks), "--rendezvous",
-                                 rendezvous});
+        args.insert(args.end(),
+                    {"--rank", std::to_string(r), "--world-size", std::to_string(ranks), "--rendezvous", rendezvous});
       procs[r].pid =
           SpawnTrialProcess(options, options.runx_exe, args, r == 0 ? fds[1] : -1, procs[r].stderr_path, pgid);
       if (r == 0) pgid = procs[0].pid;
@@ -343,8 +341,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       detail_tail = StderrTail(base::ReadFile(procs[failed_rank].stderr_path).value_or(""));
     }
     if (record->status != TrialStatus::kOk && !detail_tail.empty()) {
-      record->error_detail =
-          (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + detail_tail;
+      record->error_detail = (record->error_detail.empty() ? record->error : record->error_detail) + "\n" + detail_tail;
     }
   } else {
     store::TrialRecord r;
@@ -360,7 +357,7 @@ ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& o
       const std::string rank_tail = StderrTail(rank_err);
       detail_tail = rank_tail.empty() ? tail : fmt::format("rank {}: {}", failed_rank, rank_tail);
     } else {
-      const std::string who = launched ? fmt::format("{} ({} ranks) ", options.rank_launcher.front(), ranks)
+      const std::string who = launched    ? fmt::format("{} ({} ranks) ", options.rank_launcher.front(), ranks)
                               : ranks > 0 ? fmt::format("rank 0 of {} ", ranks)
                                           : "";
       DescribeEnd(procs[0].status, who, progress, stderr_text, r);

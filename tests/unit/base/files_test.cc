@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,25 @@ TEST_F(Files, FileLockWaitsForTheHolder) {
   second->join();
   EXPECT_TRUE(second_has_it);
   EXPECT_TRUE(fs::exists(path));  // the file stays
+}
+
+TEST_F(Files, MakeTempDirMakesAPrivateFolderInTmpdirOrSaysWhy) {
+  const std::string before = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "";
+  ::setenv("TMPDIR", dir_.c_str(), 1);
+  EXPECT_EQ(TempDir(), dir_.string());
+  const auto a = MakeTempDir("runx-x-"), b = MakeTempDir("runx-x-");
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(fs::path(*a).parent_path(), dir_);
+  EXPECT_EQ(fs::path(*a).filename().string().rfind("runx-x-", 0), 0u);
+  EXPECT_EQ(fs::status(*a).permissions(), fs::perms::owner_all);
+  ::setenv("TMPDIR", (dir_ / "missing").c_str(), 1);
+  std::string why;
+  EXPECT_FALSE(MakeTempDir("runx-x-", &why));
+  EXPECT_EQ(why, "cannot create a folder in '" + (dir_ / "missing").string() + "': No such file or directory");
+  ::setenv("TMPDIR", "", 1);
+  EXPECT_EQ(TempDir(), "/tmp");
+  ::setenv("TMPDIR", before.c_str(), 1);
 }
 
 }  // namespace

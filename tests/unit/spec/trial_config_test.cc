@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/identity.h"
-
 namespace runx::spec::test {
 namespace {
 
@@ -136,12 +134,11 @@ TEST(TrialConfig, BatchSizeAutoIsOneUntilAutoBatchSetsIt) {
   EXPECT_TRUE(t.techniques.contains("auto_batch"));
 }
 
-TEST(TrialConfig, RanksAgreeWithDataParallelRanks) {
-  for (const json& optimizations :
-       {json::object(), json{{"data_parallel", {{"world_size", 4}}}}, json{{"data_parallel", json::object()}}}) {
-    const json config = Minimal({{"optimizations", optimizations}});
-    EXPECT_EQ(TrialConfig::From(config).ranks(), DataParallelRanks(config)) << optimizations;
-  }
+TEST(TrialConfig, RanksAreDataParallelsWorldSize) {
+  // One reading of the world size for both processes: the parent starts ranks() processes (sweep/child.cc).
+  EXPECT_EQ(TrialConfig::From(Minimal()).ranks(), 0);
+  EXPECT_EQ(TrialConfig::From(Minimal({{"optimizations", {{"data_parallel", {{"world_size", 4}}}}}})).ranks(), 4);
+  EXPECT_EQ(TrialConfig::From(Minimal({{"optimizations", {{"data_parallel", json::object()}}}})).ranks(), 1);
 }
 
 TEST(TrialConfig, AKeyOfTheWrongTypeIsNamed) {
