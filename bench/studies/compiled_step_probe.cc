@@ -9,18 +9,18 @@
 //   build-device/runx_compiled_step_probe FILE.pt2 50
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
-#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -40,9 +40,9 @@ at::Tensor Make(const nlohmann::json& e, int64_t num_classes) {
   at::Tensor t = at::empty_strided(shape, stride, opts);
   if (kind == "target") return t.copy_(at::randint(num_classes, shape, opts));
   if (t.scalar_type() == at::kLong) return t.zero_();
-  if (name.find("running_var") != std::string::npos || (kind == "parameter" && shape.size() == 1 &&
-                                                         name.find("bn") != std::string::npos &&
-                                                         name.find(".weight") != std::string::npos))
+  if (name.find("running_var") != std::string::npos ||
+      (kind == "parameter" && shape.size() == 1 && name.find("bn") != std::string::npos &&
+       name.find(".weight") != std::string::npos))
     return t.fill_(1);
   if (kind == "buffer" || (kind == "parameter" && shape.size() == 1)) return t.zero_();
   return t.normal_(0, kind == "input" ? 1.0 : 0.02);
@@ -82,7 +82,10 @@ void ProfileKernels(Step&& step, int steps, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) { std::fprintf(stderr, "usage: probe FILE.pt2 [steps] [no-benchmark]\n"); return 2; }
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: probe FILE.pt2 [steps] [no-benchmark]\n");
+    return 2;
+  }
   const std::string path = argv[1];
   const int steps = argc > 2 ? std::stoi(argv[2]) : 50;
   nlohmann::json side;
@@ -101,7 +104,10 @@ int main(int argc, char** argv) {
   std::vector<int> param_index;  // input index of each parameter, in order
   for (const auto& e : side["inputs"]) {
     inputs.push_back(Make(e, num_classes));
-    if (e["kind"] == "parameter") { params.push_back(inputs.back()); momenta.push_back(at::zeros_like(inputs.back())); }
+    if (e["kind"] == "parameter") {
+      params.push_back(inputs.back());
+      momenta.push_back(at::zeros_like(inputs.back()));
+    }
   }
   std::vector<std::string> out_kind;
   std::vector<std::vector<int64_t>> out_shape;
@@ -127,10 +133,14 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i].sizes() != c10::IntArrayRef(out_shape[i]))
         throw std::runtime_error("output " + std::to_string(i) + " (" + side["outputs"][i]["name"].get<std::string>() +
-                                 ") has shape " + c10::str(out[i].sizes()) + ", the sidecar says " + c10::str(c10::IntArrayRef(out_shape[i])));
-      if (out_kind[i] == "buffer_update") inputs[buffer_target[i]].copy_(out[i]);
-      else if (out_kind[i] == "loss") loss = out[i];
-      else grads.push_back(out[i]);
+                                 ") has shape " + c10::str(out[i].sizes()) + ", the sidecar says " +
+                                 c10::str(c10::IntArrayRef(out_shape[i])));
+      if (out_kind[i] == "buffer_update")
+        inputs[buffer_target[i]].copy_(out[i]);
+      else if (out_kind[i] == "loss")
+        loss = out[i];
+      else
+        grads.push_back(out[i]);
     }
     // SGD with momentum, foreach: buf = momentum * buf + grad; p -= lr * buf
     at::_foreach_mul_(momenta, momentum);
@@ -152,9 +162,10 @@ int main(int argc, char** argv) {
   last_loss = loss.item<double>();
   const double ms = start.elapsed_time(end) / steps;
   if (const char* profile = std::getenv("PROBE_PROFILE")) ProfileKernels(step, 5, profile);
-  std::printf("{\"probe\": \"runx-cxx-aoti-step\", \"package\": \"%s\", \"outputs\": %zu, \"load_s\": %.2f, "
-              "\"first_step_s\": %.2f, \"ms_per_step\": %.3f, \"samples_per_s\": %.1f, \"first_loss\": %.4f, "
-              "\"last_loss\": %.4f}\n",
-              path.c_str(), out_kind.size(), load_s, first_s, ms, batch * 1000.0 / ms, first_loss, last_loss);
+  std::printf(
+      "{\"probe\": \"runx-cxx-aoti-step\", \"package\": \"%s\", \"outputs\": %zu, \"load_s\": %.2f, "
+      "\"first_step_s\": %.2f, \"ms_per_step\": %.3f, \"samples_per_s\": %.1f, \"first_loss\": %.4f, "
+      "\"last_loss\": %.4f}\n",
+      path.c_str(), out_kind.size(), load_s, first_s, ms, batch * 1000.0 / ms, first_loss, last_loss);
   return std::isfinite(last_loss) ? 0 : 1;
 }

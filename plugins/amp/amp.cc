@@ -99,10 +99,12 @@ class Amp : public runx::Technique {
     std::string why;
     if (!runx::compat::AutocastSupported(plan.device().type(), ParseDtype(dtype), &why))
       return runx::CheckResult::Incompatible(dtype + " on " + plan.device().str() + ": " + why);
-    const auto asked = params_.is_object() ? params_.value("loss_scale", nlohmann::json("auto")) : nlohmann::json("auto");
+    const auto asked =
+        params_.is_object() ? params_.value("loss_scale", nlohmann::json("auto")) : nlohmann::json("auto");
     if (plan.task() == runx::Task::kInfer && asked != "auto" && asked != "none")
       return runx::CheckResult::Incompatible(
-          "loss scaling protects training gradients; task 'infer' has none: remove 'loss_scale' (autocast alone applies)");
+          "loss scaling protects training gradients; task 'infer' has none: remove 'loss_scale' (autocast alone "
+          "applies)");
     return runx::CheckResult::Ok();
   }
 

@@ -203,15 +203,19 @@ class Anomaly : public runx::Technique {
     for (const auto& [name, f] : found_.params) Metrics("anomaly.grad." + name + ".", f, step, trial);
     if (!found_.grads_seen && !grads_missing_noted_) {
       grads_missing_noted_ = true;
-      trial.note("anomaly: step " + std::to_string(step) + ": no gradients seen (the optimizer update was skipped "
+      trial.note("anomaly: step " + std::to_string(step) +
+                 ": no gradients seen (the optimizer update was skipped "
                  "by an inner technique, or replaced by an outer one)");
     }
 
     const char* what = nullptr;
     const Figures* bad = nullptr;
-    if (!found_.loss.finite()) what = "loss", bad = &found_.loss;
-    else if (found_.logits_seen && !found_.logits.finite()) what = "logits", bad = &found_.logits;
-    else if (found_.grads_seen && !found_.grads.finite()) what = "gradients", bad = &found_.grads;
+    if (!found_.loss.finite())
+      what = "loss", bad = &found_.loss;
+    else if (found_.logits_seen && !found_.logits.finite())
+      what = "logits", bad = &found_.logits;
+    else if (found_.grads_seen && !found_.grads.finite())
+      what = "gradients", bad = &found_.grads;
     if (!bad) return;
     ++anomalous_;
     if (found_.skipped) ++skipped_;
@@ -222,10 +226,8 @@ class Anomaly : public runx::Technique {
       trial.abort(runx::TrialStatus::kNan, "anomaly: " + msg);
       return;
     }
-    if (anomalous_ <= kMaxNotes)
-      trial.note("anomaly: " + msg + (found_.skipped ? "; optimizer update skipped" : ""));
-    if (anomalous_ == kMaxNotes)
-      trial.note("anomaly: further anomalies are recorded as metrics only (anomaly.found)");
+    if (anomalous_ <= kMaxNotes) trial.note("anomaly: " + msg + (found_.skipped ? "; optimizer update skipped" : ""));
+    if (anomalous_ == kMaxNotes) trial.note("anomaly: further anomalies are recorded as metrics only (anomaly.found)");
   }
 
   int64_t every_ = 1;
@@ -240,5 +242,4 @@ class Anomaly : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(anomaly, "1.1.0", "NaN/Inf detection in loss, gradients and logits: warn, skip the step or abort",
-            Anomaly)
+RUNX_PLUGIN(anomaly, "1.1.0", "NaN/Inf detection in loss, gradients and logits: warn, skip the step or abort", Anomaly)

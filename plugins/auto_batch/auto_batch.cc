@@ -48,7 +48,8 @@ class AutoBatch : public runx::Technique {
     // MPS pages to disk long before its allocator reports out of memory (its default limit is 1.7x
     // the recommended working set): probing without a limit would measure swapping, not fitting.
     const nlohmann::json* memory = plan.technique("memory");
-    const bool limited = memory && memory->is_object() && (memory->contains("fraction") || memory->contains("limit_bytes"));
+    const bool limited =
+        memory && memory->is_object() && (memory->contains("fraction") || memory->contains("limit_bytes"));
     if (plan.device().is_mps() && !limited)
       return runx::CheckResult::Incompatible(
           "on MPS out-of-memory comes only after swapping; add 'memory: {fraction: 1.0}' (or lower) so that a "
@@ -75,10 +76,12 @@ class AutoBatch : public runx::Technique {
       trial.metric("auto_batch.fits", p.fits ? 1.0 : 0.0, "", step);
       if (p.fits) {
         trial.metric("auto_batch.step_ms", p.step_ms, "ms", step);
-        trial.metric("auto_batch.samples_per_s", static_cast<double>(p.batch_size) * 1000.0 / p.step_ms, "samples/s", step);
+        trial.metric("auto_batch.samples_per_s", static_cast<double>(p.batch_size) * 1000.0 / p.step_ms, "samples/s",
+                     step);
         trial.metric("auto_batch.peak_bytes", static_cast<double>(p.peak_bytes), "bytes", step);
       }
-      frontier.push_back({{"batch", p.batch_size}, {"fits", p.fits}, {"step_ms", p.step_ms}, {"peak_bytes", p.peak_bytes}});
+      frontier.push_back(
+          {{"batch", p.batch_size}, {"fits", p.fits}, {"step_ms", p.step_ms}, {"peak_bytes", p.peak_bytes}});
     }
     trial.record("auto_batch.frontier", frontier.dump());
     if (chosen < 1)
@@ -115,7 +118,8 @@ class AutoBatch : public runx::Technique {
       (Probe(trial, mid).fits ? fit : fail) = mid;
     }
     int64_t chosen = RoundDown(fit);
-    if (headroom_ < 1.0) chosen = std::max<int64_t>(1, RoundDown(static_cast<int64_t>(static_cast<double>(chosen) * headroom_)));
+    if (headroom_ < 1.0)
+      chosen = std::max<int64_t>(1, RoundDown(static_cast<int64_t>(static_cast<double>(chosen) * headroom_)));
     return chosen;
   }
 

@@ -24,8 +24,8 @@ class ChannelsLast : public runx::Technique {
     const size_t dims = data.value("source", "") == "synthetic" ? data.at("shape").size() : 3;
     if (dims != 3)
       return runx::CheckResult::Incompatible(
-          "channels_last needs image samples [channels, height, width]; data.shape has " +
-          std::to_string(dims) + " dimension(s)");
+          "channels_last needs image samples [channels, height, width]; data.shape has " + std::to_string(dims) +
+          " dimension(s)");
     return runx::CheckResult::Ok();
   }
 

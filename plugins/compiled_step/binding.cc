@@ -34,9 +34,12 @@ Binding::Binding(Sidecar sidecar, torch::nn::Module& model) : sidecar_(std::move
     }
   }
   for (const auto& slot : sidecar_.outputs) {
-    if (slot.kind == "buffer_update") targets_.push_back(find(slot, false));
-    else if (slot.kind == "gradient") targets_.push_back(find(slot, true));
-    else targets_.push_back(torch::Tensor());
+    if (slot.kind == "buffer_update")
+      targets_.push_back(find(slot, false));
+    else if (slot.kind == "gradient")
+      targets_.push_back(find(slot, true));
+    else
+      targets_.push_back(torch::Tensor());
   }
 }
 
@@ -59,9 +62,12 @@ torch::Tensor Binding::Step(const Batch& batch, const Run& run) {
       throw std::runtime_error(fmt::format("compiled_step: output {} ({} '{}') has shape {}, the sidecar says {}", i,
                                            slot.kind, slot.name, c10::str(out[i].sizes()),
                                            c10::str(c10::IntArrayRef(slot.shape))));
-    if (slot.kind == "buffer_update") targets_[i].copy_(out[i]);
-    else if (slot.kind == "gradient") targets_[i].mutable_grad() = out[i];
-    else loss = out[i];
+    if (slot.kind == "buffer_update")
+      targets_[i].copy_(out[i]);
+    else if (slot.kind == "gradient")
+      targets_[i].mutable_grad() = out[i];
+    else
+      loss = out[i];
   }
   checked_ = true;
   return loss;
@@ -72,10 +78,10 @@ void Binding::CheckBatch(const Batch& batch) const {
     if (slot.kind != "input" && slot.kind != "target") continue;
     const torch::Tensor& t = slot.kind == "input" ? batch.input : batch.target;
     if (t.sizes().vec() != slot.shape || DtypeName(t) != slot.dtype || !SameLayout(t, slot.stride))
-      throw std::runtime_error(fmt::format(
-          "compiled_step: the batch's {} is {} {} strides {}, the package expects {} {} strides {}", slot.kind,
-          DtypeName(t), c10::str(t.sizes()), c10::str(t.strides()), slot.dtype, c10::str(c10::IntArrayRef(slot.shape)),
-          c10::str(c10::IntArrayRef(slot.stride))));
+      throw std::runtime_error(
+          fmt::format("compiled_step: the batch's {} is {} {} strides {}, the package expects {} {} strides {}",
+                      slot.kind, DtypeName(t), c10::str(t.sizes()), c10::str(t.strides()), slot.dtype,
+                      c10::str(c10::IntArrayRef(slot.shape)), c10::str(c10::IntArrayRef(slot.stride))));
   }
 }
 

@@ -33,7 +33,7 @@ class Binding {
   void CheckBatch(const Batch& batch) const;
 
   Sidecar sidecar_;
-  std::vector<torch::Tensor> inputs_;   ///< the package's inputs; the batch's slots are set per step
+  std::vector<torch::Tensor> inputs_;                    ///< the package's inputs; the batch's slots are set per step
   std::vector<std::pair<size_t, torch::Tensor>> state_;  ///< input index -> the model's parameter or buffer
   std::vector<torch::Tensor> targets_;  ///< per output: the buffer it updates or the parameter whose grad it is
   size_t input_index_ = 0, target_index_ = 0;

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "binding.h"
 #include "runx/compat.h"
 #include "runx/plugin_export.h"
-#include "binding.h"
 #include "sidecar.h"
 
 #if RUNX_HAS_AOTI
@@ -49,7 +49,8 @@ class CompiledStep : public runx::Technique {
     if (!runx::compat::kHasAotInductor)
       return runx::CheckResult::Incompatible(
           "compiled_step needs LibTorch 2.6 or later (AOTInductor's package loader); this runx is built against "
-          "LibTorch " + runx::compat::TorchVersionString());
+          "LibTorch " +
+          runx::compat::TorchVersionString());
     if (!plan.device().is_cuda())
       return runx::CheckResult::Incompatible(fmt::format(
           "the package was compiled for CUDA ({}); this trial runs on {}", sidecar.device, plan.device().str()));
@@ -65,21 +66,23 @@ class CompiledStep : public runx::Technique {
   runx::Step wrap_step(runx::Step inner, runx::TrialContext& trial) override {
 #if RUNX_HAS_AOTI
     Sidecar sidecar = runx::compiled_step::LoadSidecar(package_);
-    if (std::string why = runx::compiled_step::ModelMismatch(sidecar, trial.model(), trial.batch_size(),
-                                                             trial.sample_shape());
+    if (std::string why =
+            runx::compiled_step::ModelMismatch(sidecar, trial.model(), trial.batch_size(), trial.sample_shape());
         !why.empty()) {
       trial.abort(runx::TrialStatus::kIncompatible, why);
       throw std::invalid_argument(why);
     }
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_, "model" RUNX_AOTI_SINGLE_THREADED_ARG);
+      loader_ =
+          std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_, "model" RUNX_AOTI_SINGLE_THREADED_ARG);
     } catch (const c10::Error& e) {
       const std::string why = "compiled_step: cannot load '" + package_ + "': " + e.what_without_backtrace();
       trial.abort(runx::TrialStatus::kFailed, why);
       throw std::runtime_error(why);
     }
-    trial.metric("compiled_step.load_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "s");
+    trial.metric("compiled_step.load_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 "s");
     trial.record("compiled_step.package", package_);
     trial.record("compiled_step.compiled", sidecar.facts.dump());
     binding_ = std::make_unique<runx::compiled_step::Binding>(std::move(sidecar), trial.model());
@@ -93,7 +96,7 @@ class CompiledStep : public runx::Technique {
         }
       });
     };
-    step.backward = [](torch::Tensor&) {};  // computed by the package
+    step.backward = [](torch::Tensor&){};   // computed by the package
     step.update = std::move(inner.update);  // runx's optimizer (fused_optimizer's, where it runs)
     return step;
 #else

@@ -32,7 +32,6 @@ std::vector<Slot> Slots(const nlohmann::json& list, const std::string& path, con
   return slots;
 }
 
-
 }  // namespace
 
 bool SameLayout(const torch::Tensor& t, const std::vector<int64_t>& stride) {
@@ -44,13 +43,20 @@ bool SameLayout(const torch::Tensor& t, const std::vector<int64_t>& stride) {
 
 std::string DtypeName(const torch::Tensor& t) {
   switch (t.scalar_type()) {
-    case at::kFloat: return "float32";
-    case at::kBFloat16: return "bfloat16";
-    case at::kHalf: return "float16";
-    case at::kDouble: return "float64";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    default: return c10::toString(t.scalar_type());
+    case at::kFloat:
+      return "float32";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kHalf:
+      return "float16";
+    case at::kDouble:
+      return "float64";
+    case at::kLong:
+      return "int64";
+    case at::kInt:
+      return "int32";
+    default:
+      return c10::toString(t.scalar_type());
   }
 }
 
@@ -59,13 +65,14 @@ Sidecar LoadSidecar(const std::string& package) {
   s.path = package + ".json";
   std::ifstream in(s.path);
   if (!in)
-    throw std::invalid_argument(fmt::format("compiled_step: cannot read '{}', the sidecar of package '{}': {}",
-                                            s.path, package, kMakeIt));
+    throw std::invalid_argument(
+        fmt::format("compiled_step: cannot read '{}', the sidecar of package '{}': {}", s.path, package, kMakeIt));
   nlohmann::json j;
   try {
     in >> j;
     if (j.value("format", "") != "runx-compiled-step/1")
-      throw std::invalid_argument(fmt::format("'format' is '{}', expected 'runx-compiled-step/1'", j.value("format", "")));
+      throw std::invalid_argument(
+          fmt::format("'format' is '{}', expected 'runx-compiled-step/1'", j.value("format", "")));
     s.torch = j.at("torch").get<std::string>();
     s.triton = j.value("triton", nlohmann::json()).is_string() ? j["triton"].get<std::string>() : "";
     s.device = j.value("device", "");
@@ -77,8 +84,8 @@ Sidecar LoadSidecar(const std::string& package) {
     s.inputs = Slots(j.at("inputs"), s.path, "inputs");
     s.outputs = Slots(j.at("outputs"), s.path, "outputs");
   } catch (const std::exception& e) {
-    throw std::invalid_argument(fmt::format("compiled_step: '{}' is not a compiled-step sidecar: {}; {}", s.path,
-                                            e.what(), kMakeIt));
+    throw std::invalid_argument(
+        fmt::format("compiled_step: '{}' is not a compiled-step sidecar: {}; {}", s.path, e.what(), kMakeIt));
   }
   int losses = 0;
   for (const auto& o : s.outputs) losses += o.kind == "loss";
@@ -98,9 +105,10 @@ std::string PlanMismatch(const Sidecar& s, const TrialPlan& plan) {
   const nlohmann::json* amp = plan.technique("amp");
   const std::string trial_dtype = amp ? amp->value("dtype", "bf16") : "fp32";
   if (trial_dtype != s.dtype)
-    return fmt::format("{} computes in {} (its autocast is compiled in), the trial in {}: set precision: {} or "
-                       "rebuild the package with --dtype {}",
-                       where, s.dtype, trial_dtype, s.dtype, trial_dtype == "fp32" ? "fp32" : trial_dtype);
+    return fmt::format(
+        "{} computes in {} (its autocast is compiled in), the trial in {}: set precision: {} or "
+        "rebuild the package with --dtype {}",
+        where, s.dtype, trial_dtype, s.dtype, trial_dtype == "fp32" ? "fp32" : trial_dtype);
   if (amp && amp->value("loss_scale", nlohmann::json("none")) != "none")
     return "loss scaling scales the loss before backward, which the package computes inside; use bf16 without "
            "loss scaling (amp: {loss_scale: none})";
@@ -109,7 +117,8 @@ std::string PlanMismatch(const Sidecar& s, const TrialPlan& plan) {
   if (trial_cl != s.channels_last)
     return fmt::format("{} was compiled for {} tensors, the trial's are {}: {}", where,
                        s.channels_last ? "channels-last" : "contiguous", trial_cl ? "channels-last" : "contiguous",
-                       s.channels_last ? "add the channels_last technique" : "remove channels_last or rebuild the package with --channels-last");
+                       s.channels_last ? "add the channels_last technique"
+                                       : "remove channels_last or rebuild the package with --channels-last");
   for (const char* other : {"anomaly", "auto_batch", "data_parallel"}) {
     if (!plan.technique(other)) continue;
     const std::string name = other;
@@ -122,10 +131,12 @@ std::string PlanMismatch(const Sidecar& s, const TrialPlan& plan) {
            "end (not supported yet)";
   }
   const auto data = plan.config().value("data", nlohmann::json::object());
-  if (data.contains("batch_size") && data["batch_size"].is_number_integer() && data["batch_size"].get<int64_t>() != s.batch)
-    return fmt::format("{} is compiled for batch {}, the trial's data.batch_size is {}: use {} or rebuild the "
-                       "package with --batch {}",
-                       where, s.batch, data["batch_size"].get<int64_t>(), s.batch, data["batch_size"].get<int64_t>());
+  if (data.contains("batch_size") && data["batch_size"].is_number_integer() &&
+      data["batch_size"].get<int64_t>() != s.batch)
+    return fmt::format(
+        "{} is compiled for batch {}, the trial's data.batch_size is {}: use {} or rebuild the "
+        "package with --batch {}",
+        where, s.batch, data["batch_size"].get<int64_t>(), s.batch, data["batch_size"].get<int64_t>());
   return "";
 }
 
@@ -138,7 +149,8 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
   };
   if (batch != s.batch) add(fmt::format("batch: the package's is {}, the trial's {}", s.batch, batch));
   if (sample_shape != s.shape)
-    add(fmt::format("sample shape: the package's is {}, the trial's data gives {}", Shape(s.shape), Shape(sample_shape)));
+    add(fmt::format("sample shape: the package's is {}, the trial's data gives {}", Shape(s.shape),
+                    Shape(sample_shape)));
   std::map<std::string, torch::Tensor> params, buffers;
   for (const auto& p : model.named_parameters()) params[p.key()] = p.value();
   for (const auto& b : model.named_buffers()) buffers[b.key()] = b.value();
@@ -165,27 +177,30 @@ std::string ModelMismatch(const Sidecar& s, const torch::nn::Module& model, int6
     pool.erase(it);
   }
   for (const auto& [name, t] : params)
-    add(fmt::format("parameter '{}' {} {}: the model has it, the package does not", name, DtypeName(t), Shape(t.sizes().vec())));
+    add(fmt::format("parameter '{}' {} {}: the model has it, the package does not", name, DtypeName(t),
+                    Shape(t.sizes().vec())));
   for (const auto& [name, t] : buffers)
-    add(fmt::format("buffer '{}' {} {}: the model has it, the package does not", name, DtypeName(t), Shape(t.sizes().vec())));
+    add(fmt::format("buffer '{}' {} {}: the model has it, the package does not", name, DtypeName(t),
+                    Shape(t.sizes().vec())));
   if (problems.empty()) return "";
   // The first line is what summaries show: it names the first difference.
-  std::string text = fmt::format("the package (sidecar '{}', model '{}', {} parameters and {} buffers) does not fit "
-                                 "the trial's model ({} parameters, {} buffers): {}{}",
-                                 s.path, s.model, want_params, want_buffers, model_params, model_buffers, problems[0],
-                                 total == 1 ? std::string()
-                                 : total == problems.size() ? fmt::format("; and {} more:", total - 1)
-                                                            : fmt::format("; and {} more, the first {} of them:", total - 1,
-                                                                          problems.size() - 1));
+  std::string text = fmt::format(
+      "the package (sidecar '{}', model '{}', {} parameters and {} buffers) does not fit "
+      "the trial's model ({} parameters, {} buffers): {}{}",
+      s.path, s.model, want_params, want_buffers, model_params, model_buffers, problems[0],
+      total == 1                 ? std::string()
+      : total == problems.size() ? fmt::format("; and {} more:", total - 1)
+                                 : fmt::format("; and {} more, the first {} of them:", total - 1, problems.size() - 1));
   for (size_t i = 1; i < problems.size(); ++i) text += "\n  " + problems[i];
   return text;
 }
 
 std::string TorchMismatch(const std::string& compiled, const std::string& running) {
   if (TorchRelease(compiled) == TorchRelease(running)) return "";
-  return fmt::format("the package was compiled by PyTorch {}, this runx runs LibTorch {}: AOTInductor packages run "
-                     "on the release that built them; rebuild it with that LibTorch's PyTorch",
-                     compiled, running);
+  return fmt::format(
+      "the package was compiled by PyTorch {}, this runx runs LibTorch {}: AOTInductor packages run "
+      "on the release that built them; rebuild it with that LibTorch's PyTorch",
+      compiled, running);
 }
 
 }  // namespace runx::compiled_step

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
+#include <nlohmann/json.hpp>
 
 #include "runx/plugin.h"
 
@@ -25,7 +25,7 @@ struct Slot {
 };
 
 struct Sidecar {
-  std::string path;  ///< the sidecar file, for messages
+  std::string path;                                 ///< the sidecar file, for messages
   std::string torch, triton, device, model, dtype;  ///< dtype: fp32 | bf16 (the autocast compiled in)
   bool channels_last = false;
   int64_t batch = 0;

@@ -32,9 +32,9 @@ class CudaGraphs : public runx::Technique {
     return runx::CheckResult::Incompatible("this runx was built against a LibTorch without CUDA: no CUDA graphs");
 #else
     if (!plan.device().is_cuda())
-      return runx::CheckResult::Incompatible(fmt::format(
-          "CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)",
-          plan.device().str()));
+      return runx::CheckResult::Incompatible(
+          fmt::format("CUDA graphs need a CUDA device, not {} (MPS and the CPU have no graph capture in LibTorch)",
+                      plan.device().str()));
     if (plan.task() == runx::Task::kInfer) return runx::CheckResult::Ok();  // a forward pass: no optimizer, no scaler
     const auto train = plan.config().value("train", nlohmann::json::object());
     const auto opt = train.value("optimizer", nlohmann::json::object());
@@ -74,8 +74,8 @@ class CudaGraphs : public runx::Technique {
     state_ = state;
     runx::Step out;
     out.forward = [state](runx::Batch& b) { return state->Run(b); };
-    out.backward = [](torch::Tensor&) {};
-    out.update = [] {};
+    out.backward = [](torch::Tensor&){};
+    out.update = []{};
     return out;
   }
 
@@ -185,4 +185,5 @@ class CudaGraphs : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(cuda_graphs, "1.1.0", "capture the whole training step (or inference pass) as a CUDA graph and replay it", CudaGraphs)
+RUNX_PLUGIN(cuda_graphs, "1.1.0", "capture the whole training step (or inference pass) as a CUDA graph and replay it",
+            CudaGraphs)

@@ -56,12 +56,14 @@ class DataParallel : public runx::Technique {
       return CheckResult::Incompatible("data_parallel splits training batches over ranks; task: infer trains nothing");
     if (device.is_mps()) return CheckResult::Incompatible("c10d has no backend for MPS (gloo: cpu, cuda; nccl: cuda)");
     if (backend == "nccl" && !device.is_cuda())
-      return CheckResult::Incompatible(fmt::format("backend nccl needs a CUDA device, not '{}'; use gloo", device.str()));
+      return CheckResult::Incompatible(
+          fmt::format("backend nccl needs a CUDA device, not '{}'; use gloo", device.str()));
     if (backend == "nccl" && !runx::compat::kHasNccl)
       return CheckResult::Incompatible("this runx was built without NCCL (it needs LibTorch with CUDA and nccl.h)");
     if (backend == "gloo" && !runx::compat::kHasGloo)
-      return CheckResult::Incompatible("this runx was built without Gloo (its headers were missing: install "
-                                       "libgloo-dev and rebuild)");
+      return CheckResult::Incompatible(
+          "this runx was built without Gloo (its headers were missing: install "
+          "libgloo-dev and rebuild)");
     if (device.is_cuda()) {
       const int first = device.has_index() ? device.index() : 0;
       const int count = static_cast<int>(torch::cuda::device_count());
@@ -70,8 +72,9 @@ class DataParallel : public runx::Technique {
                                                      world_size_, first, first + world_size_ - 1, count));
     }
     if (plan.technique("auto_batch"))
-      return CheckResult::Incompatible("auto_batch probes one process's batch; with data_parallel set "
-                                       "data.batch_size (per rank)");
+      return CheckResult::Incompatible(
+          "auto_batch probes one process's batch; with data_parallel set "
+          "data.batch_size (per rank)");
     if (plan.technique("cuda_graphs"))
       return CheckResult::Incompatible("cuda_graphs cannot capture the ranks' gradient all-reduces");
     return CheckResult::Ok();
@@ -85,9 +88,9 @@ class DataParallel : public runx::Technique {
 
   runx::Step wrap_step(runx::Step step, runx::TrialContext& trial) override {
     runx::Collectives& ranks = Ranks(trial);
-    reducer_ = std::make_unique<runx::data_parallel::GradientReducer>(
-        trial.model().parameters(), ranks, static_cast<int64_t>(bucket_mb_ * kMiB),
-        static_cast<int64_t>(first_bucket_mb_ * kMiB));
+    reducer_ = std::make_unique<runx::data_parallel::GradientReducer>(trial.model().parameters(), ranks,
+                                                                      static_cast<int64_t>(bucket_mb_ * kMiB),
+                                                                      static_cast<int64_t>(first_bucket_mb_ * kMiB));
     auto* reducer = reducer_.get();
     step.backward = [backward = step.backward, reducer](torch::Tensor& loss) {
       reducer->BeginBackward();

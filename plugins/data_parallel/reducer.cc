@@ -60,11 +60,12 @@ void GradientReducer::RebuildInArrivalOrder() {
   for (size_t i = 0; i < params_.size(); ++i)
     if (!listed[i]) order.push_back(i);  // no gradient in the first pass: at the end
   // Rank 0's order for every rank (a collective must start in the same order everywhere).
-  auto shared = torch::tensor(std::vector<int64_t>(order.begin(), order.end()), torch::kLong)
-                    .to(params_.front().tensor.device());
+  auto shared =
+      torch::tensor(std::vector<int64_t>(order.begin(), order.end()), torch::kLong).to(params_.front().tensor.device());
   ranks_.broadcast(shared, 0);
   shared = shared.cpu();
-  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<size_t>(shared[static_cast<int64_t>(k)].item<int64_t>());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = static_cast<size_t>(shared[static_cast<int64_t>(k)].item<int64_t>());
   bool same = true;
   for (size_t k = 0; k < order.size() && same; ++k) same = order[k] == k;
   if (!same) Assign(order);

@@ -69,8 +69,9 @@ class Determinism : public runx::Technique {
     if (threads_) at::set_num_threads(*threads_);
     Record(trial);
     if (cudnn_benchmark_ && algorithms_)
-      trial.note("determinism: cudnn_benchmark is on: autotuning may choose other (deterministic) "
-                 "algorithms in another run, so results may differ between runs");
+      trial.note(
+          "determinism: cudnn_benchmark is on: autotuning may choose other (deterministic) "
+          "algorithms in another run, so results may differ between runs");
   }
 
   /// The runner builds the data and the model from the experiment's seed after on_setup; the
@@ -104,9 +105,8 @@ class Determinism : public runx::Technique {
     if (trial.device().is_cuda()) trial.record("determinism.cublas_workspace_config", Env(kCublasVar));
     if (trial.device().is_mps()) trial.record("determinism.mps_seeded", Bool(mps_seeded_));
     trial.note("determinism: seed " + std::to_string(*seed_) + ", deterministic algorithms " +
-               Bool(ctx.deterministicAlgorithms()) + ", cuDNN benchmark " + Bool(ctx.benchmarkCuDNN()) +
-               ", TF32 " + Bool(ctx.allowTF32CuBLAS()) + ", " + std::to_string(at::get_num_threads()) +
-               " threads");
+               Bool(ctx.deterministicAlgorithms()) + ", cuDNN benchmark " + Bool(ctx.benchmarkCuDNN()) + ", TF32 " +
+               Bool(ctx.allowTF32CuBLAS()) + ", " + std::to_string(at::get_num_threads()) + " threads");
   }
 
   std::optional<uint64_t> seed_;

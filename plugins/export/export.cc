@@ -93,8 +93,9 @@ class Export : public runx::Technique {
   runx::CheckResult check(const runx::TrialPlan& plan) override {
     const std::string model = ModelName(plan.config());
     if (model == "aoti")
-      return runx::CheckResult::Incompatible("an AOTInductor package is an exported model already: it has no "
-                                             "TorchScript module or trainable weights to export");
+      return runx::CheckResult::Incompatible(
+          "an AOTInductor package is an exported model already: it has no "
+          "TorchScript module or trainable weights to export");
     if ((format_ == "torchscript" || format_ == "both") && model != "torchscript")
       return runx::CheckResult::Incompatible(
           "format '" + format_ + "' needs a TorchScript model (model: {name: torchscript, path: FILE}); '" + model +

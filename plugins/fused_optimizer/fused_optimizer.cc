@@ -121,8 +121,10 @@ class FusedOptimizer : public runx::Technique {
         b.states.push_back(&states[i]);
       }
       if (b.params.empty()) continue;
-      if (adamw_) AdamW(static_cast<torch::optim::AdamWOptions&>(groups[g].options()), b);
-      else Sgd(static_cast<torch::optim::SGDOptions&>(groups[g].options()), b);
+      if (adamw_)
+        AdamW(static_cast<torch::optim::AdamWOptions&>(groups[g].options()), b);
+      else
+        Sgd(static_cast<torch::optim::SGDOptions&>(groups[g].options()), b);
     }
     for (auto& group : groups)
       for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();  // set_to_none
@@ -167,8 +169,10 @@ class FusedOptimizer : public runx::Technique {
       }
       std::vector<torch::Tensor> bufs;
       for (auto* s : b.states) bufs.push_back(s->momentum);
-      if (o.nesterov()) at::_foreach_add_(d, bufs, m);
-      else step = bufs;
+      if (o.nesterov())
+        at::_foreach_add_(d, bufs, m);
+      else
+        step = bufs;
     }
     at::_foreach_add_(b.params, step, -lr);
   }
@@ -185,8 +189,7 @@ class FusedOptimizer : public runx::Technique {
       if (!s->exp_avg.defined()) {
         s->exp_avg = torch::zeros_like(b.params[i], at::MemoryFormat::Preserve);
         s->exp_avg_sq = torch::zeros_like(b.params[i], at::MemoryFormat::Preserve);
-        if (kernel_ == Kernel::kFused)
-          s->step_tensor = torch::zeros({}, b.params[i].options().dtype(torch::kFloat));
+        if (kernel_ == Kernel::kFused) s->step_tensor = torch::zeros({}, b.params[i].options().dtype(torch::kFloat));
       }
       m.push_back(s->exp_avg);
       v.push_back(s->exp_avg_sq);
@@ -226,5 +229,4 @@ class FusedOptimizer : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(fused_optimizer, "1.1.0", "SGD/AdamW updates with multi-tensor (foreach) or fused kernels",
-            FusedOptimizer)
+RUNX_PLUGIN(fused_optimizer, "1.1.0", "SGD/AdamW updates with multi-tensor (foreach) or fused kernels", FusedOptimizer)

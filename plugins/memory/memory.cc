@@ -33,9 +33,10 @@ class Memory : public runx::Technique {
     const c10::Device device = plan.device();
     const bool releases = release_steps_ > 0 || release_epoch_;
     if (releases && !runx::device_memory::HasCache(device))
-      return runx::CheckResult::Incompatible(fmt::format(
-          "release_every needs a caching allocator (CUDA, MPS); on {} freed memory goes straight back to "
-          "the system, there is no cache to release", device.str()));
+      return runx::CheckResult::Incompatible(
+          fmt::format("release_every needs a caching allocator (CUDA, MPS); on {} freed memory goes straight back to "
+                      "the system, there is no cache to release",
+                      device.str()));
     if (device.is_cuda() && fraction_ > 1)
       return runx::CheckResult::Incompatible("on CUDA 'fraction' is a share of the GPU's memory: at most 1");
     return runx::CheckResult::Ok();

@@ -24,7 +24,10 @@ class PrefetchLoader : public runx::Loader {
  public:
   PrefetchLoader(const runx::HostBatches& source, c10::Device device, int workers, int depth, bool pin,
                  bool non_blocking)
-      : source_(source), device_(device), depth_(depth), pin_(pin && device.is_cuda()),
+      : source_(source),
+        device_(device),
+        depth_(depth),
+        pin_(pin && device.is_cuda()),
         non_blocking_(non_blocking && pin_) {
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w, workers] { Work(w, workers); });
   }
@@ -105,7 +108,8 @@ class Prefetch : public runx::Technique {
     pin_ = params.value("pin_memory", true);
     non_blocking_ = params.value("non_blocking", true);
     if (depth_ < workers_)
-      throw std::invalid_argument(fmt::format("depth ({}) below workers ({}) would leave workers idle", depth_, workers_));
+      throw std::invalid_argument(
+          fmt::format("depth ({}) below workers ({}) would leave workers idle", depth_, workers_));
   }
 
   runx::CheckResult check(const runx::TrialPlan& plan) override {
@@ -114,7 +118,8 @@ class Prefetch : public runx::Technique {
     if (source != "memmap" && data.value("placement", "device") != "host")
       return runx::CheckResult::Incompatible(fmt::format(
           "data source '{}' keeps its data on the device: there is no loading to overlap; set data.placement: "
-          "host (or use data.source: memmap)", source));
+          "host (or use data.source: memmap)",
+          source));
     return runx::CheckResult::Ok();
   }
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "runx/plugin_export.h"
 
@@ -31,13 +31,21 @@ using torch::profiler::impl::ProfilerState;
 // KinetoEvent's times: microseconds in LibTorch 1.13 (startUs, durationUs), nanoseconds in 2.x
 // (startNs, durationNs). Detected by the member that exists, not by version.
 template <typename E>
-auto StartUs(const E& e, int) -> decltype(e.startNs(), double()) { return static_cast<double>(e.startNs()) / 1000.0; }
+auto StartUs(const E& e, int) -> decltype(e.startNs(), double()) {
+  return static_cast<double>(e.startNs()) / 1000.0;
+}
 template <typename E>
-double StartUs(const E& e, long) { return static_cast<double>(e.startUs()); }
+double StartUs(const E& e, long) {
+  return static_cast<double>(e.startUs());
+}
 template <typename E>
-auto DurationUs(const E& e, int) -> decltype(e.durationNs(), double()) { return static_cast<double>(e.durationNs()) / 1000.0; }
+auto DurationUs(const E& e, int) -> decltype(e.durationNs(), double()) {
+  return static_cast<double>(e.durationNs()) / 1000.0;
+}
 template <typename E>
-double DurationUs(const E& e, long) { return static_cast<double>(e.durationUs()); }
+double DurationUs(const E& e, long) {
+  return static_cast<double>(e.durationUs());
+}
 
 int64_t WarmupSteps(const nlohmann::json& config) {
   const bool infer = runx::IsInference(config);
@@ -151,7 +159,8 @@ class Profile : public runx::Technique {
                      {"share", sum_us > 0 ? t.us / sum_us : 0.0}});
     }
     trial.record("profile.top", top.dump());
-    trial.record("profile.top_of", device ? "device kernels (self time)" : "CPU ops (inclusive time: nested ops count in each)");
+    trial.record("profile.top_of",
+                 device ? "device kernels (self time)" : "CPU ops (inclusive time: nested ops count in each)");
     trial.metric("profile.steps", n);
     trial.metric("profile.wall_ms_per_step", wall_us / n / 1000.0, "ms");
     if (device) {
@@ -159,8 +168,10 @@ class Profile : public runx::Technique {
       std::sort(busy.begin(), busy.end());
       double union_us = 0, end = -1e300;
       for (const auto& [s, e] : busy) {
-        if (s > end) union_us += e - s, end = e;
-        else if (e > end) union_us += e - end, end = e;
+        if (s > end)
+          union_us += e - s, end = e;
+        else if (e > end)
+          union_us += e - end, end = e;
       }
       trial.metric("profile.kernel_ms_per_step", sum_us / n / 1000.0, "ms");
       trial.metric("profile.kernels_per_step", static_cast<double>(calls) / n);
@@ -195,5 +206,5 @@ class Profile : public runx::Technique {
 
 }  // namespace
 
-RUNX_PLUGIN(profile, "1.0.0", "LibTorch's profiler around a few steps: device time per kernel, busy time, a Chrome trace",
-            Profile)
+RUNX_PLUGIN(profile, "1.0.0",
+            "LibTorch's profiler around a few steps: device time per kernel, busy time, a Chrome trace", Profile)

@@ -90,17 +90,19 @@ TEST_F(Aoti, ACompiledStepTrialThisBuildCannotRunIsRecordedIncompatibleWithTheRe
       << R"({"format": "runx-compiled-step/1", "torch": "2.11.0+cu130", "device": "NVIDIA H200", "model": "resnet18",
              "dtype": "fp32", "channels_last": false, "batch": 4, "shape": [3, 16, 16], "inputs": [],
              "outputs": [{"kind": "loss", "name": "loss", "shape": [], "stride": [], "dtype": "float32"}]})";
-  const auto yaml = "name: cs\ndevice: cpu\nmodel: {name: resnet18}\n"
-                    "data: {source: synthetic, shape: [3, 16, 16], num_classes: 10, batch_size: 4}\n"
-                    "train: {warmup_steps: 1, steps: 2, eval: false}\noptimizations: {compiled_step: {package: " +
-                    pkg.string() + "}}\n";
+  const auto yaml =
+      "name: cs\ndevice: cpu\nmodel: {name: resnet18}\n"
+      "data: {source: synthetic, shape: [3, 16, 16], num_classes: 10, batch_size: 4}\n"
+      "train: {warmup_steps: 1, steps: 2, eval: false}\noptimizations: {compiled_step: {package: " +
+      pkg.string() + "}}\n";
   const auto id = Run(yaml, "cs");
   EXPECT_EQ(Status(id), "incompatible") << last_output_;
   if (!runx::compat::kHasAotInductor)
     EXPECT_NE(Error(id).find("compiled_step needs LibTorch 2.6 or later"), std::string::npos) << Error(id);
   else
     EXPECT_NE(Error(id).find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"),
-              std::string::npos) << Error(id);
+              std::string::npos)
+        << Error(id);
   std::ofstream(pkg.string() + ".json") << "{}";  // not a sidecar: refused before anything loads, with how to make one
   const auto again = Run(yaml, "cs2");
   EXPECT_NE(Error(again).find("is not a compiled-step sidecar"), std::string::npos) << Error(again);

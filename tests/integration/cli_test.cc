@@ -27,7 +27,8 @@ using runx::testing::Runx;
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("runx_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = fs::temp_directory_path() /
+           ("runx_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
@@ -46,7 +47,8 @@ class Cli : public ::testing::Test {
                  "train:\n"
                  "  optimizer: {name: adamw, lr: 0.002}\n"
                  "  warmup_steps: 2\n"
-                 "  epochs: 1\n" + extra);
+                 "  epochs: 1\n" +
+                     extra);
   }
   fs::path dir_;
   std::string db_;
@@ -58,8 +60,9 @@ TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
   EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("results: " + db_), std::string::npos) << r.out;
 
-  auto q = Runx("query --db " + db_ + " --format json \"SELECT label, status, device, samples_per_s, accuracy, "
-               "step_ms_median FROM trial_summary\"");
+  auto q = Runx("query --db " + db_ +
+                " --format json \"SELECT label, status, device, samples_per_s, accuracy, "
+                "step_ms_median FROM trial_summary\"");
   ASSERT_EQ(q.status, 0) << q.out;
   auto rows = nlohmann::json::parse(q.out);
   ASSERT_EQ(rows.size(), 1u);
@@ -72,7 +75,8 @@ TEST_F(Cli, RunRecordsTrialAndQueryShowsIt) {
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE phase = 'measure'").getInt(), 30);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE phase = 'warmup'").getInt(), 2);
-  EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'libtorch_version' LIMIT 1").getString().empty(), false);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'libtorch_version' LIMIT 1").getString().empty(),
+            false);
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
 
   auto csv = Runx("query --db " + db_ + " --format csv \"SELECT label, status FROM trial_summary\"");
@@ -106,11 +110,13 @@ TEST_F(Cli, EveryTrialIsMeteredOrSaysWhyNot) {
     EXPECT_EQ(env("energy.source").rfind("rapl: package-", 0), 0u) << env("energy.source");
   }
   if (!fs::exists("/sys/class/powercap")) {  // this machine: a virtual machine without RAPL
-    EXPECT_EQ(absent, "no RAPL counters: /sys/class/powercap has no package zone (a CPU without RAPL, or a "
-                      "virtual machine that does not pass it through)");
+    EXPECT_EQ(absent,
+              "no RAPL counters: /sys/class/powercap has no package zone (a CPU without RAPL, or a "
+              "virtual machine that does not pass it through)");
   }
   // A value the switch does not know is refused before anything runs, not taken for "on".
-  r = runx::testing::Shell("RUNX_ENERGY=false " + std::string(RUNX_BIN) + " " + Tiny() + " --db " + db_ + " -q --force");
+  r = runx::testing::Shell("RUNX_ENERGY=false " + std::string(RUNX_BIN) + " " + Tiny() + " --db " + db_ +
+                           " -q --force");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("runx: error: RUNX_ENERGY='false': expected 'off' (no energy meter) or 'on' (the default)"),
             std::string::npos)
@@ -125,7 +131,8 @@ TEST_F(Cli, EveryTrialIsMeteredOrSaysWhyNot) {
   ASSERT_TRUE(q.executeStep());
   EXPECT_EQ(q.getColumn(0).getString(), "switched off (RUNX_ENERGY=off)");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM metrics WHERE trial_id = " + std::to_string(off) +
-                          " AND name IN ('energy_j', 'joules_per_sample', 'power_w')").getInt(),
+                          " AND name IN ('energy_j', 'joules_per_sample', 'power_w')")
+                .getInt(),
             0);
 }
 
@@ -142,18 +149,22 @@ TEST_F(Cli, ThreadsSetsEachTrialsIntraOpThreads) {
   auto r = Runx(file + " --db " + db_ + " -q");
   ASSERT_EQ(r.status, 0) << r.out;
   SQLite::Database db(db_);
-  SQLite::Statement q(db, "SELECT t.label, e.value FROM trials t JOIN environment e ON e.trial_id = t.id "
-                          "WHERE e.key = 'intra_op_threads' ORDER BY t.id");
+  SQLite::Statement q(db,
+                      "SELECT t.label, e.value FROM trials t JOIN environment e ON e.trial_id = t.id "
+                      "WHERE e.key = 'intra_op_threads' ORDER BY t.id");
   std::vector<std::pair<std::string, std::string>> got;
   while (q.executeStep()) got.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
   // a grid's first variant is its baseline
   EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{{"baseline", "1"}, {"threads=3", "3"}}));
 
   // determinism's own threads win, and the environment says so
-  auto det = Runx(file + " --db " + db_ + " -q --set 'sweep.axes={threads: [3]}' --set 'optimizations={determinism: {threads: 2}}'");
+  auto det = Runx(file + " --db " + db_ +
+                  " -q --set 'sweep.axes={threads: [3]}' --set 'optimizations={determinism: {threads: 2}}'");
   ASSERT_EQ(det.status, 0) << det.out;
   EXPECT_EQ(db.execAndGet("SELECT value FROM environment WHERE key = 'intra_op_threads' AND trial_id = "
-                          "(SELECT max(id) FROM trials)").getString(), "2");
+                          "(SELECT max(id) FROM trials)")
+                .getString(),
+            "2");
 
   auto bad = Runx(file + " --db " + db_ + " --set threads=0");
   EXPECT_EQ(bad.status, 2);
@@ -164,7 +175,8 @@ TEST_F(Cli, QueryIsReadOnly) {
   ASSERT_EQ(Runx(Tiny() + " --db " + db_ + " --set train.epochs=0.04 -q").status, 0);
   auto r = Runx("query --db " + db_ + " \"DELETE FROM trials\"");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("error: runx query is read-only: the statement would modify the store"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error: runx query is read-only: the statement would modify the store"), std::string::npos)
+      << r.out;
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials").getInt(), 1);
 }
@@ -176,7 +188,8 @@ TEST_F(Cli, SetOverridesAreTypedAndChecked) {
   EXPECT_EQ(static_cast<double>(db.execAndGet("SELECT value FROM metrics WHERE name = 'batch_size'").getDouble()), 50);
   auto bad = Runx(Tiny() + " --db " + db_ + " --set data.batch_size=-3");
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.out.find("--set data.batch_size=-3: error: 'data.batch_size' must be >= 1, got -3"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--set data.batch_size=-3: error: 'data.batch_size' must be >= 1, got -3"), std::string::npos)
+      << bad.out;
 }
 
 TEST_F(Cli, FailingTechniqueIsARecordedTrialNotACrash) {
@@ -192,7 +205,8 @@ TEST_F(Cli, FailingTechniqueIsARecordedTrialNotACrash) {
 }
 
 TEST_F(Cli, ValidateAcceptsShippedExperiments) {
-  auto r = Runx("validate " RUNX_SOURCE_DIR "/experiments/quickstart.yaml " RUNX_SOURCE_DIR "/experiments/resnet50.yaml");
+  auto r =
+      Runx("validate " RUNX_SOURCE_DIR "/experiments/quickstart.yaml " RUNX_SOURCE_DIR "/experiments/resnet50.yaml");
   EXPECT_EQ(r.status, 0) << r.out;
 }
 
@@ -223,7 +237,8 @@ TEST_F(Cli, DoctorAndPlugins) {
     EXPECT_NE(d.out.find(k), std::string::npos) << k << "\n" << d.out;
   EXPECT_NE(d.out.find(runx::compat::kHasAotInductor ? "\nAOTInductor           built: packages load"
                                                      : "\nAOTInductor           not built (LibTorch 2.6 or later"),
-            std::string::npos) << d.out;
+            std::string::npos)
+      << d.out;
   auto p = Runx("plugins");
   EXPECT_EQ(p.status, 0) << p.out;
   // Every technique of issue 4, with its version and the plugin API it was built for.

@@ -298,7 +298,8 @@ TEST_F(CompareCli, ShardsIntoOneStoreAreOneSweep) {
   EXPECT_EQ(rows[0]["run_id"], 1);
   EXPECT_EQ(rows[0]["runs"], "1,2");
   EXPECT_EQ(rows[0]["trials"], 2);
-  const auto stats = Runx("query --db " + db_ + " --format json \"SELECT run_id, label, speedup FROM variant_stats "
+  const auto stats = Runx("query --db " + db_ +
+                          " --format json \"SELECT run_id, label, speedup FROM variant_stats "
                           "WHERE run_id = 2 ORDER BY label\"");
   const auto s = nlohmann::json::parse(stats.out);
   ASSERT_EQ(s.size(), 2u) << stats.out;

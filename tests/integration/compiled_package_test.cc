@@ -13,8 +13,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <runx/compat.h>
+#include <nlohmann/json.hpp>
 
 #include "store_fixture.h"
 
@@ -41,13 +41,21 @@ class CompiledPackage : public runx::testing::StoreFixture {
   std::string Python(const std::string& version, int status = 0) {
     const auto p = dir_ / "python";
     std::ofstream(p) << "#!/bin/sh\n"
-                        "if [ \"$1\" = -c ]; then echo '" << version << "'; exit 0; fi\n"
-                        "echo \"compile_step.py $*\" >>'" << (dir_ / "calls").string() << "'\n"
-                        "[ " << status << " -eq 0 ] || exit " << status << "\n"
+                        "if [ \"$1\" = -c ]; then echo '"
+                     << version
+                     << "'; exit 0; fi\n"
+                        "echo \"compile_step.py $*\" >>'"
+                     << (dir_ / "calls").string()
+                     << "'\n"
+                        "[ "
+                     << status << " -eq 0 ] || exit " << status
+                     << "\n"
                         "while [ \"$1\" != -o ]; do shift; done\n"
                         "echo 'stands for a package' >\"$2\"\n"
                         "cat >\"$2.json\" <<'EOF'\n"
-                        R"({"format": "runx-compiled-step/1", "torch": ")" << version << R"(", "device": "NVIDIA H200",
+                        R"({"format": "runx-compiled-step/1", "torch": ")"
+                     << version
+                     << R"(", "device": "NVIDIA H200",
  "model": "resnet18", "dtype": "fp32", "channels_last": false, "batch": 4, "shape": [3, 16, 16], "inputs": [],
  "outputs": [{"kind": "loss", "name": "loss", "shape": [], "stride": [], "dtype": "float32"}]})"
                         "\nEOF\n";
@@ -68,8 +76,10 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
   EXPECT_NE(error.find("compiled_step: no package for this trial at " + prefix), std::string::npos) << error;
   EXPECT_NE(error.find("with `runx compile "), std::string::npos) << error;
   EXPECT_NE(error.find("python3 tools/compile_step.py --model resnet18 --batch 4 --image-size 16 --num-classes 10 "
-                       "--dtype fp32 --measure 0 -o " + prefix),
-            std::string::npos) << error;
+                       "--dtype fp32 --measure 0 -o " +
+                       prefix),
+            std::string::npos)
+      << error;
   // What else stands in the way on this machine is said with it: no package made here could run.
   if (!runx::compat::kHasAotInductor) {
     EXPECT_NE(error.find("(PyTorch 2.6 or later, the release of the runx that runs it, with CUDA)"), std::string::npos)
@@ -77,7 +87,8 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
     EXPECT_NE(error.find("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later "
                          "(AOTInductor's package loader), and this runx is built against LibTorch " +
                          runx::compat::TorchVersionString()),
-              std::string::npos) << error;
+              std::string::npos)
+        << error;
   } else {
     EXPECT_NE(error.find("; and a package runs on CUDA only: this trial runs on cpu"), std::string::npos) << error;
   }
@@ -116,14 +127,18 @@ TEST_F(CompiledPackage, CompileMakesTheMissingPackageAndTheTrialFindsIt) {
   EXPECT_NE(r.out.find("compile: made " + (dir_ / "compiled" / "resnet18-b4-fp32-").string()), std::string::npos)
       << r.out;
   // A runx that cannot load what it compiles says so first (Debian's LibTorch 1.13).
-  EXPECT_EQ(r.out.find("runx: warning: this runx (LibTorch " + release + ") cannot load AOTInductor packages: "
+  EXPECT_EQ(r.out.find("runx: warning: this runx (LibTorch " + release +
+                       ") cannot load AOTInductor packages: "
                        "compiled_step needs LibTorch 2.6 or later"),
-            runx::compat::kHasAotInductor ? std::string::npos : r.out.find("runx: warning:")) << r.out;
+            runx::compat::kHasAotInductor ? std::string::npos : r.out.find("runx: warning:"))
+      << r.out;
   const std::string calls = Calls();
-  EXPECT_NE(calls.find(std::string(RUNX_SOURCE_DIR) + "/tools/compile_step.py --model resnet18 --batch 4 "
-                       "--image-size 16 --num-classes 10 --dtype fp32 --measure 0 -o " + (dir_ / "compiled").string() +
-                       "/.partial-"),
-            std::string::npos) << calls;
+  EXPECT_NE(calls.find(std::string(RUNX_SOURCE_DIR) +
+                       "/tools/compile_step.py --model resnet18 --batch 4 "
+                       "--image-size 16 --num-classes 10 --dtype fp32 --measure 0 -o " +
+                       (dir_ / "compiled").string() + "/.partial-"),
+            std::string::npos)
+      << calls;
   size_t packages = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "compiled")) {
     EXPECT_EQ(e.path().filename().string().rfind(".partial-", 0), std::string::npos) << e.path();
@@ -159,17 +174,20 @@ TEST_F(CompiledPackage, WhatCompileStepCannotMakeByNameIsRefusedWithTheReason) {
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("cannot name this trial's package: compile_step.py compiles resnet18 for images [3, H, H]; "
                        "data.shape is [1, 16, 16]"),
-            std::string::npos) << r.out;
-  const auto id = Run("name: gray\ndevice: cpu\nmodel: {name: resnet18, num_classes: 10}\n"
-                      "data: {source: synthetic, shape: [1, 16, 16], num_classes: 10, batch_size: 4}\n"
-                      "train: {warmup_steps: 1, steps: 2, eval: false}\noptimizations: {compiled_step: {}}\n",
-                      "gray2");
+            std::string::npos)
+      << r.out;
+  const auto id =
+      Run("name: gray\ndevice: cpu\nmodel: {name: resnet18, num_classes: 10}\n"
+          "data: {source: synthetic, shape: [1, 16, 16], num_classes: 10, batch_size: 4}\n"
+          "train: {warmup_steps: 1, steps: 2, eval: false}\noptimizations: {compiled_step: {}}\n",
+          "gray2");
   EXPECT_EQ(Status(id), "incompatible") << last_output_;
   EXPECT_NE(Error(id).find("[1, 16, 16]"), std::string::npos) << Error(id);
   // and, as for a missing package, what else keeps the trial from running here
   if (!runx::compat::kHasAotInductor)
     EXPECT_NE(Error(id).find("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later"),
-              std::string::npos) << Error(id);
+              std::string::npos)
+        << Error(id);
   else
     EXPECT_NE(Error(id).find("; and a package runs on CUDA only: this trial runs on cpu"), std::string::npos)
         << Error(id);

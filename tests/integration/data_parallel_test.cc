@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
-#include <iterator>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -25,7 +25,8 @@ namespace {
 std::string Experiment(int batch, const std::string& optimizations, const std::string& extra = "") {
   return "name: dp\ndevice: cpu\nseed: 7\nmodel: {name: mlp, hidden: [16, 16]}\n"
          "data: {source: synthetic, shape: [12], num_classes: 3, batch_size: " +
-         std::to_string(batch) + "}\ntrain: {warmup_steps: 2, steps: 10, eval: false, optimizer: {name: sgd, lr: 0.2, momentum: 0.9}}\n" +
+         std::to_string(batch) +
+         "}\ntrain: {warmup_steps: 2, steps: 10, eval: false, optimizer: {name: sgd, lr: 0.2, momentum: 0.9}}\n" +
          "optimizations: " + optimizations + "\n" + extra;
 }
 
@@ -98,15 +99,15 @@ TEST_F(DataParallel, TwoGlooRanksTrainLikeOneProcessAtTwiceTheBatch) {
   EXPECT_GE(Metric(two, "data_parallel_buckets"), 1);
   EXPECT_EQ(Env(two, "data_parallel.world_size"), "2");
   EXPECT_EQ(Env(two, "data_parallel.backend"), "gloo");
-  EXPECT_EQ(Env(two, "data_parallel.rank"), "0");  // rank 0 recorded
+  EXPECT_EQ(Env(two, "data_parallel.rank"), "0");                         // rank 0 recorded
   EXPECT_EQ(Get("SELECT count(*) FROM trials WHERE id >= ?", two), "1");  // the other rank recorded nothing
   EXPECT_TRUE(LeftoverProcesses().empty());
 }
 
 // Small buckets (several all-reduces, started during the backward pass) train the same.
 TEST_F(DataParallel, ManyBucketsTrainLikeOne) {
-  const int64_t one = Run(Experiment(8, "{data_parallel: {world_size: 2, bucket_mb: 0.0001, first_bucket_mb: 0.0001}}", ""),
-                          "many");
+  const int64_t one =
+      Run(Experiment(8, "{data_parallel: {world_size: 2, bucket_mb: 0.0001, first_bucket_mb: 0.0001}}", ""), "many");
   ASSERT_EQ(Status(one), "ok") << Error(one) << "\n" << last_output_;
   // The 6 tensors of 12-16-16-3 in reverse order: each layer's bias (< 100 bytes) shares a bucket
   // with its weight (> 100 bytes), which closes it.
@@ -121,9 +122,10 @@ TEST_F(DataParallel, ManyBucketsTrainLikeOne) {
 // Rank 1 aborts in step 3: the trial is `crashed` naming the rank, the sweep goes on to the next
 // trial, and no rank process is left.
 TEST_F(DataParallel, ARankThatCrashesIsACrashedTrialAndLeavesNoProcess) {
-  const int64_t last = Run(Experiment(4, "{data_parallel: {world_size: 2}, test_crash: {mode: abort, at_step: 3, rank: 1}}",
-                                      "sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n"),
-                           "crash");
+  const int64_t last =
+      Run(Experiment(4, "{data_parallel: {world_size: 2}, test_crash: {mode: abort, at_step: 3, rank: 1}}",
+                     "sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n"),
+          "crash");
   EXPECT_EQ(last_status_, 0) << last_output_;
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT group_concat(label || '=' || status, ' ') FROM trials").getString(),
@@ -136,14 +138,17 @@ TEST_F(DataParallel, ARankThatCrashesIsACrashedTrialAndLeavesNoProcess) {
 // Rank 1's trial fails (an exception in a hook): its record, naming the rank, is the trial's, and
 // rank 0, which would wait for it in the next all-reduce, is ended at once.
 TEST_F(DataParallel, ARankThatFailsGivesItsRecordNamingTheRank) {
-  const int64_t t = Run(Experiment(4, "{data_parallel: {world_size: 2}, test_crash: {mode: throw, at_step: 2, rank: 1}}",
-                                   "trial_timeout_s: 60\n"),
-                        "throw");
+  const int64_t t =
+      Run(Experiment(4, "{data_parallel: {world_size: 2}, test_crash: {mode: throw, at_step: 2, rank: 1}}",
+                     "trial_timeout_s: 60\n"),
+          "throw");
   EXPECT_EQ(Status(t), "failed") << last_output_;
-  EXPECT_EQ(Error(t), "rank 1 of 2: technique 'test_crash' failed in on_step_end: The following operation failed in "
-                      "the test interpreter.");
-  EXPECT_NE(Get("SELECT error_detail FROM trials WHERE id = ?", t).find("the reason: tensor sizes 3 and 4 do not match"),
-            std::string::npos);
+  EXPECT_EQ(Error(t),
+            "rank 1 of 2: technique 'test_crash' failed in on_step_end: The following operation failed in "
+            "the test interpreter.");
+  EXPECT_NE(
+      Get("SELECT error_detail FROM trials WHERE id = ?", t).find("the reason: tensor sizes 3 and 4 do not match"),
+      std::string::npos);
   EXPECT_TRUE(LeftoverProcesses().empty());
 }
 
@@ -168,12 +173,14 @@ TEST_F(DataParallel, ScalingEfficiencyAgainstWorldSizeOneOfTheSameSweep) {
   SQLite::Database db(db_);
   EXPECT_EQ(db.execAndGet("SELECT group_concat(label || '=' || status, ' ') FROM trials").getString(),
             "baseline=ok world_size=2=ok");
-  SQLite::Statement q(db, "SELECT s.world_size, s.samples_per_s, s.reference_samples_per_s, s.scaling_efficiency, "
-                          "s.reference_data_parallel, ts.samples_per_s FROM scaling s "
-                          "JOIN trial_summary ts ON ts.trial_id = s.trial_id ORDER BY s.world_size");
+  SQLite::Statement q(db,
+                      "SELECT s.world_size, s.samples_per_s, s.reference_samples_per_s, s.scaling_efficiency, "
+                      "s.reference_data_parallel, ts.samples_per_s FROM scaling s "
+                      "JOIN trial_summary ts ON ts.trial_id = s.trial_id ORDER BY s.world_size");
   std::vector<std::vector<double>> rows;
-  while (q.executeStep()) rows.push_back({q.getColumn(0).getDouble(), q.getColumn(1).getDouble(), q.getColumn(2).getDouble(),
-                                         q.getColumn(3).getDouble(), q.getColumn(4).getDouble(), q.getColumn(5).getDouble()});
+  while (q.executeStep())
+    rows.push_back({q.getColumn(0).getDouble(), q.getColumn(1).getDouble(), q.getColumn(2).getDouble(),
+                    q.getColumn(3).getDouble(), q.getColumn(4).getDouble(), q.getColumn(5).getDouble()});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][0], 1);
   EXPECT_DOUBLE_EQ(rows[0][3], 1.0);  // world size 1 against itself
@@ -215,14 +222,16 @@ TEST_F(DataParallel, BadParametersAreLocatedErrors) {
   std::ofstream(file) << Experiment(4, "{data_parallel: {world_size: 0, backend: mpi}}");
   const auto r = Runx("validate " + file);
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, file + ":7:45: error: 'optimizations.data_parallel.world_size' must be >= 1, got 0\n"
-                   "    7 | optimizations: {data_parallel: {world_size: 0, backend: mpi}}\n"
-                   "      |                                             ^\n" +
-                   file + ":7:57: error: unknown backend 'mpi'\n"
-                   "    7 | optimizations: {data_parallel: {world_size: 0, backend: mpi}}\n"
-                   "      |                                                         ^\n"
-                   "note: expected one of 'auto', 'gloo', 'nccl'\n"
-                   "2 errors in 1 file\n");
+  EXPECT_EQ(r.out, file +
+                       ":7:45: error: 'optimizations.data_parallel.world_size' must be >= 1, got 0\n"
+                       "    7 | optimizations: {data_parallel: {world_size: 0, backend: mpi}}\n"
+                       "      |                                             ^\n" +
+                       file +
+                       ":7:57: error: unknown backend 'mpi'\n"
+                       "    7 | optimizations: {data_parallel: {world_size: 0, backend: mpi}}\n"
+                       "      |                                                         ^\n"
+                       "note: expected one of 'auto', 'gloo', 'nccl'\n"
+                       "2 errors in 1 file\n");
   // world_size is required.
   std::ofstream(file) << Experiment(4, "{data_parallel: {backend: gloo}}");
   const auto missing = Runx("validate " + file);

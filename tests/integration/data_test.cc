@@ -55,7 +55,8 @@ TEST_F(Data, PackFashionMnistThenTrainOnTheMappedFiles) {
   const std::string data = pack.out.substr(at);
   EXPECT_NE(data.find("  source: memmap\n  path: " + out + "/train_inputs.npy\n"), std::string::npos) << data;
   EXPECT_NE(data.find("  normalize: {mean: 0.2857, std: 0.3537}\n"), std::string::npos) << data;
-  const auto yaml = Write("memmap.yaml", "name: memmap-fm\ndevice: cpu\nmodel: {name: mlp, hidden: [64]}\n" + data + kTrain);
+  const auto yaml =
+      Write("memmap.yaml", "name: memmap-fm\ndevice: cpu\nmodel: {name: mlp, hidden: [64]}\n" + data + kTrain);
   auto run = Runx(yaml + " --db " + db_ + " -q");
   ASSERT_EQ(run.status, 0) << run.out;
 
@@ -79,14 +80,17 @@ TEST_F(Data, PackSyntheticFromAnExperiment) {
   auto no_count = Runx("data pack " + yaml + " --out " + (dir_ / "syn").string());
   EXPECT_EQ(no_count.status, 1);
   EXPECT_NE(no_count.out.find("error: synthetic data has no size of its own; give the number of samples to write "
-                              "with --count N"), std::string::npos) << no_count.out;
+                              "with --count N"),
+            std::string::npos)
+      << no_count.out;
   auto pack = Runx("data pack " + yaml + " --count 100 --out " + (dir_ / "syn").string());
   ASSERT_EQ(pack.status, 0) << pack.out;
   EXPECT_EQ(fs::file_size(dir_ / "syn" / "train_inputs.npy"), 128u + 100u * 8 * 4);  // float32, [100, 8]
   const std::string data = pack.out.substr(pack.out.find("data:\n"));
   EXPECT_NE(data.find("  num_classes: 3\n  batch_size: 10\n"), std::string::npos) << data;
   auto run = Runx(Write("packed.yaml", "name: syn-packed\ndevice: cpu\nmodel: {name: mlp, hidden: [16]}\n" + data +
-                                           "train: {warmup_steps: 1, steps: 5}\n") + " --db " + db_ + " -q --strict");
+                                           "train: {warmup_steps: 1, steps: 5}\n") +
+                  " --db " + db_ + " -q --strict");
   EXPECT_EQ(run.status, 0) << run.out;
 }
 
@@ -94,11 +98,13 @@ TEST_F(Data, PackErrorsAreClear) {
   auto neither = Runx("data pack --out " + (dir_ / "x").string());
   EXPECT_EQ(neither.status, 2);
   EXPECT_NE(neither.out.find("error: runx data pack takes an experiment file or --source, and got neither"),
-            std::string::npos) << neither.out;
+            std::string::npos)
+      << neither.out;
   auto missing = Runx("data pack --source fashion-mnist --path /nonexistent --out " + (dir_ / "x").string());
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.out.find("error: fashion-mnist: 'train-images-idx3-ubyte' not found in '/nonexistent'"),
-            std::string::npos) << missing.out;
+            std::string::npos)
+      << missing.out;
   const auto bad = Write("bad.yaml", "name: b\nmodel: {name: mlp}\ndata: {source: memmap, batch_size: 8}\n");
   auto invalid = Runx("data pack " + bad + " --out " + (dir_ / "x").string());
   EXPECT_EQ(invalid.status, 2);
@@ -107,9 +113,10 @@ TEST_F(Data, PackErrorsAreClear) {
 }
 
 TEST_F(Data, MemmapFileErrorIsAFailedTrialNamingTheFile) {
-  const auto yaml = Write("gone.yaml", "name: gone\ndevice: cpu\nmodel: {name: mlp}\n"
-                                       "data: {source: memmap, path: /nonexistent/x.npy, labels: y.npy, batch_size: 8}\n"
-                                       "train: {steps: 2}\n");
+  const auto yaml = Write("gone.yaml",
+                          "name: gone\ndevice: cpu\nmodel: {name: mlp}\n"
+                          "data: {source: memmap, path: /nonexistent/x.npy, labels: y.npy, batch_size: 8}\n"
+                          "train: {steps: 2}\n");
   auto run = Runx(yaml + " --db " + db_ + " -q");
   EXPECT_EQ(run.status, 0) << run.out;
   SQLite::Database db(db_);
@@ -121,7 +128,8 @@ TEST_F(Data, MemmapFileErrorIsAFailedTrialNamingTheFile) {
 TEST_F(Data, HostPlacementTrainsThroughTheLoader) {
   const auto yaml = Write("host.yaml", std::string("name: host\ndevice: cpu\nmodel: {name: mlp, hidden: [64]}\n"
                                                    "data: {source: fashion-mnist, batch_size: 100, train_limit: 3000, "
-                                                   "placement: host}\n") + kTrain);
+                                                   "placement: host}\n") +
+                                           kTrain);
   auto run = Runx(yaml + " --db " + db_ + " -q");
   ASSERT_EQ(run.status, 0) << run.out;
   SQLite::Database db(db_);
@@ -129,13 +137,16 @@ TEST_F(Data, HostPlacementTrainsThroughTheLoader) {
   EXPECT_GT(db.execAndGet("SELECT accuracy FROM trial_summary").getDouble(), 0.6);
 
   // produce_ms is paid on the host for each batch: the steps' data time shows it.
-  const auto slow = Write("slow.yaml", "name: slow\ndevice: cpu\nmodel: {name: mlp, hidden: [8]}\n"
-                                       "data: {source: synthetic, shape: [16], num_classes: 2, batch_size: 4, "
-                                       "placement: host, produce_ms: 25}\n"
-                                       "train: {warmup_steps: 1, steps: 4, eval: false}\n");
+  const auto slow = Write("slow.yaml",
+                          "name: slow\ndevice: cpu\nmodel: {name: mlp, hidden: [8]}\n"
+                          "data: {source: synthetic, shape: [16], num_classes: 2, batch_size: 4, "
+                          "placement: host, produce_ms: 25}\n"
+                          "train: {warmup_steps: 1, steps: 4, eval: false}\n");
   ASSERT_EQ(Runx(slow + " --db " + db_ + " -q").status, 0);
   EXPECT_GE(db.execAndGet("SELECT min(data_ms) FROM steps s JOIN trials t ON t.id = s.trial_id "
-                          "WHERE t.config_json LIKE '%produce_ms%'").getDouble(), 25.0);
+                          "WHERE t.config_json LIKE '%produce_ms%'")
+                .getDouble(),
+            25.0);
 }
 
 }  // namespace

@@ -90,9 +90,9 @@ TEST_F(Devices, TrialsRunSideBySideInPlanOrderPerDeviceWithTheirIdentities) {
 
   // Two CPU trials shared the cores: their timings are not a sequential run's, so the same sweep
   // run sequentially reuses none of them, and another side-by-side run reuses all four.
-  EXPECT_EQ(Rows(db, "SELECT 1 FROM environment WHERE key = 'device_sharing' AND value = '2 cpu trials side by side'")
-                .size(),
-            4u);
+  EXPECT_EQ(
+      Rows(db, "SELECT 1 FROM environment WHERE key = 'device_sharing' AND value = '2 cpu trials side by side'").size(),
+      4u);
   const auto again = Runx(file + " --db " + db + " -q");
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_EQ(Rows(db, "SELECT 1 FROM run_trials WHERE run_id = 2 AND reused = 1").size(), 0u);

@@ -25,7 +25,8 @@ using runx::testing::Runx;
 class Export : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("runx_export_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = fs::temp_directory_path() /
+           ("runx_export_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
@@ -51,7 +52,9 @@ class Export : public ::testing::Test {
     const auto p = dir_ / "export.yaml";
     std::ofstream(p) << "name: export\n"
                         "device: cpu\n"
-                        "model: " << model << "\n"
+                        "model: "
+                     << model
+                     << "\n"
                         "data: {source: synthetic, shape: [8], num_classes: 4, batch_size: 16}\n"
                         "train:\n"
                         "  optimizer: {name: sgd, lr: 0.5}\n"
@@ -93,7 +96,8 @@ TEST_F(Export, TorchScriptModelExportsTrainedWeightsAndFrozenModule) {
   {
     SQLite::Database db(db_);
     EXPECT_EQ(db.execAndGet("SELECT status FROM trials").getString(), "ok");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM metrics WHERE name = 'param_count'").getDouble(), 8 * 16 + 16 + 16 * 4 + 4);
+    EXPECT_EQ(db.execAndGet("SELECT value FROM metrics WHERE name = 'param_count'").getDouble(),
+              8 * 16 + 16 + 16 * 4 + 4);
   }
   const auto weights = Env("export.weights"), frozen_path = Env("export.torchscript");
   ASSERT_FALSE(weights.empty()) << r.out;
@@ -140,12 +144,12 @@ TEST_F(Export, BuiltInModelExportsWeightsThatLoadIntoBuildModel) {
     (*m)->load(archive);
   }
   const auto x = FixedInput();
-  EXPECT_TRUE(torch::equal(Forward(*a, x), Forward(*b, x)));  // the file fixes every weight
+  EXPECT_TRUE(torch::equal(Forward(*a, x), Forward(*b, x)));                            // the file fixes every weight
   EXPECT_GT((Forward(*a, x) - Forward(*initial, x)).abs().max().item<double>(), 1e-3);  // trained ones
 
   // A frozen TorchScript export of a built-in model is refused before the trial runs.
-  auto refused = Runx(Experiment("{name: mlp, hidden: [12]}") + " --db " + db_ +
-                      " --set optimizations.export.format=torchscript");
+  auto refused =
+      Runx(Experiment("{name: mlp, hidden: [12]}") + " --db " + db_ + " --set optimizations.export.format=torchscript");
   SQLite::Database db(db_);
   SQLite::Statement q(db, "SELECT status, error FROM trials ORDER BY rowid DESC LIMIT 1");
   ASSERT_TRUE(q.executeStep()) << refused.out;

@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -179,10 +179,12 @@ TEST_F(Faults, InputsThatNeverEndAreRefusedAtOnce) {
   };
   for (const auto& c : cases) {
     for (const std::string command : {"validate ", "plan ", ""}) {
-      const auto r = RunxWithin(20, command + file + (command.empty() ? " --db " + (dir_ / "s.db").string() : "") + " " + c.sets);
+      const auto r =
+          RunxWithin(20, command + file + (command.empty() ? " --db " + (dir_ / "s.db").string() : "") + " " + c.sets);
       EXPECT_EQ(r.status, 2) << command << c.sets << "\n" << r.out;
       EXPECT_NE(r.out.find("'" + c.key + "' is " + c.kind + ", not a regular file"), std::string::npos)
-          << command << c.sets << "\n" << r.out;
+          << command << c.sets << "\n"
+          << r.out;
     }
   }
 }
@@ -274,7 +276,8 @@ TEST_F(Faults, InMemoryAndUriStoresAreRefused) {
   const std::string file = Write("e.yaml", Experiment(2, 0));
   auto r = Runx(file + " --db :memory:");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("error: ':memory:' is not a file path: runx keeps results in a file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error: ':memory:' is not a file path: runx keeps results in a file"), std::string::npos)
+      << r.out;
   r = Runx(file + " --db file:" + (dir_ / "y.db").string());
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("reads this as a URI"), std::string::npos) << r.out;
@@ -394,11 +397,12 @@ TEST_F(Faults, DataPackChecksItsSizeAndCleansUpWhenInterrupted) {
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_TRUE(fs::is_empty(out));
   for (const int sig : {SIGINT, SIGTERM}) {
-    const pid_t pid = SpawnShell("exec " RUNX_BIN " data pack " + file + " --count 8000000 --out " + out +
-                                 " >/dev/null 2>&1");
+    const pid_t pid =
+        SpawnShell("exec " RUNX_BIN " data pack " + file + " --count 8000000 --out " + out + " >/dev/null 2>&1");
     const auto temporaries = [&] {
       int n = 0;
-      for (const auto& e : fs::directory_iterator(out)) n += e.path().filename().string().find(".tmp-") != std::string::npos;
+      for (const auto& e : fs::directory_iterator(out))
+        n += e.path().filename().string().find(".tmp-") != std::string::npos;
       return n;
     };
     ASSERT_TRUE(runx::testing::WaitFor([&] { return temporaries() > 0; }, 30));
@@ -434,7 +438,8 @@ TEST_F(Faults, FilesOfTwoPacksAreRefused) {
 TEST_F(Faults, RunnersInAnotherPidNamespaceAreSeenAlive) {
   if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "unshare --pid cannot make a PID namespace here: this case needs root";
-  const std::string file = Write("e.yaml", Experiment(20, 40, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
+  const std::string file =
+      Write("e.yaml", Experiment(20, 40, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
   const std::string db = (dir_ / "s.db").string(), tmp = (dir_ / "tmp").string();
   fs::create_directories(tmp);
   const std::string run = "env TMPDIR=" + tmp + " " RUNX_BIN " " + file + " --db " + db + " -q >/dev/null 2>&1";
@@ -455,7 +460,8 @@ TEST_F(Faults, RunnersInAnotherPidNamespaceAreSeenAlive) {
     return r.out.substr(r.out.find('\n') + 1);
   };
   EXPECT_EQ(count(""), "6\r\n") << "a trial measured twice";
-  EXPECT_EQ(count(" WHERE status = 'ok'"), "6\r\n") << Runx("query --db " + db + " \"SELECT label, status, error FROM trials\"").out;
+  EXPECT_EQ(count(" WHERE status = 'ok'"), "6\r\n")
+      << Runx("query --db " + db + " \"SELECT label, status, error FROM trials\"").out;
 }
 
 // Point 16: two variants whose data files are copies at two paths are one configuration: one
@@ -464,13 +470,14 @@ TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
   const std::string file = Write("e.yaml", Experiment(2, 0)), plain = (dir_ / "plain").string();
   ASSERT_EQ(Runx("data pack " + file + " --count 64 --out " + plain).status, 0);
   fs::copy(plain, dir_ / "plain2");
-  const std::string sweep = Write("m.yaml", "name: copies\n"
-                                            "device: cpu\n"
-                                            "model: {name: mlp, hidden: [16]}\n"
-                                            "data: {source: memmap, path: plain/train_inputs.npy, labels: "
-                                            "plain/train_labels.npy, batch_size: 8}\n"
-                                            "train: {warmup_steps: 1, steps: 3, eval: false}\n"
-                                            "sweep: {axes: {data.path: [plain/train_inputs.npy, plain2/train_inputs.npy]}}\n");
+  const std::string sweep = Write("m.yaml",
+                                  "name: copies\n"
+                                  "device: cpu\n"
+                                  "model: {name: mlp, hidden: [16]}\n"
+                                  "data: {source: memmap, path: plain/train_inputs.npy, labels: "
+                                  "plain/train_labels.npy, batch_size: 8}\n"
+                                  "train: {warmup_steps: 1, steps: 3, eval: false}\n"
+                                  "sweep: {axes: {data.path: [plain/train_inputs.npy, plain2/train_inputs.npy]}}\n");
   const std::string db = " --db " + (dir_ / "s.db").string();
   const std::string cd = "cd " + dir_.string() + " && " RUNX_BIN " ";
   const auto shell = [](const std::string& cmd) { return runx::testing::Shell(cmd).out; };
@@ -481,7 +488,8 @@ TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
   EXPECT_EQ(labels, (std::vector<std::string>{"baseline", "path=plain2/train_inputs.npy"})) << run << table.dump();
   const std::string history = shell(cd + "history" + db);
   EXPECT_NE(history.find("path=plain2/train_inputs.npy"), std::string::npos) << history;
-  const auto members = Runx("query" + db + " --format csv \"SELECT count(*) AS n, count(DISTINCT trial_id) AS t FROM run_trials\"");
+  const auto members =
+      Runx("query" + db + " --format csv \"SELECT count(*) AS n, count(DISTINCT trial_id) AS t FROM run_trials\"");
   EXPECT_EQ(members.out.substr(members.out.find('\n') + 1), "2,1\r\n") << members.out;
 }
 
@@ -490,7 +498,8 @@ TEST_F(Faults, VariantsThatAreOneConfigurationBothStayInTheRun) {
 // (written by SQL: measuring them would take minutes), so the statistics of a rerun that reuses
 // every trial take a moment; SIGINT is sent as the last trial is reported.
 TEST_F(Faults, CtrlCDuringTheEndOfRunStatisticsEndsRunx) {
-  const std::string file = Write("e.yaml", Experiment(3, 0, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
+  const std::string file =
+      Write("e.yaml", Experiment(3, 0, "sweep: {axes: {train.warmup_steps: [1, 2, 3, 4, 5, 6]}}\n"));
   const std::string db = (dir_ / "s.db").string();
   ASSERT_EQ(Runx(file + " --db " + db + " -q").status, 0);
   {

@@ -7,9 +7,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "../jit_linear.h"
 #include "store_fixture.h"
@@ -32,7 +32,8 @@ TEST_F(Infer, MeasuresSynchronizedForwardPassesAndRecordsLatency) {
                       "infer: {warmup_steps: 2, steps: 12, eval: false}\n");
   ASSERT_EQ(Status(id), "ok") << last_output_ << Error(id);
   EXPECT_EQ(Get("SELECT group_concat(phase || ':' || n) FROM (SELECT phase, count(*) AS n FROM steps "
-                "WHERE trial_id = ? GROUP BY phase ORDER BY phase)", id),
+                "WHERE trial_id = ? GROUP BY phase ORDER BY phase)",
+                id),
             "measure:12,warmup:2");
   EXPECT_EQ(Get("SELECT count(*) FROM steps WHERE trial_id = ? AND loss IS NOT NULL", id), "0");  // no loss
   EXPECT_EQ(Get("SELECT min(samples) || '/' || max(samples) FROM steps WHERE trial_id = ?", id), "4/4");
@@ -48,17 +49,21 @@ TEST_F(Infer, MeasuresSynchronizedForwardPassesAndRecordsLatency) {
 TEST_F(Infer, TrainingOnlyTechniquesAreIncompatible) {
   const auto anomaly = Run(std::string("name: a\ntask: infer\n") + kSynthetic + "optimizations: [anomaly]\n", "a");
   EXPECT_EQ(Status(anomaly), "incompatible");
-  EXPECT_EQ(Error(anomaly), "anomaly: anomaly checks the loss and the gradients of training steps; task 'infer' has neither");
-  const auto fused = Run(std::string("name: f\ntask: infer\n") + kSynthetic + "optimizations: [fused_optimizer]\n", "f");
+  EXPECT_EQ(Error(anomaly),
+            "anomaly: anomaly checks the loss and the gradients of training steps; task 'infer' has neither");
+  const auto fused =
+      Run(std::string("name: f\ntask: infer\n") + kSynthetic + "optimizations: [fused_optimizer]\n", "f");
   EXPECT_EQ(Status(fused), "incompatible");
   EXPECT_NE(Error(fused).find("task 'infer' has none"), std::string::npos) << Error(fused);
-  const auto scaled = Run(std::string("name: s\ntask: infer\n") + kSynthetic +
-                          "optimizations: {amp: {dtype: bf16, loss_scale: dynamic}}\n", "s");
+  const auto scaled = Run(
+      std::string("name: s\ntask: infer\n") + kSynthetic + "optimizations: {amp: {dtype: bf16, loss_scale: dynamic}}\n",
+      "s");
   EXPECT_EQ(Status(scaled), "incompatible");
   EXPECT_NE(Error(scaled).find("loss scaling protects training gradients"), std::string::npos) << Error(scaled);
   // bf16 autocast alone is what inference keeps of amp.
   const auto bf16 = Run(std::string("name: b\ntask: infer\nprecision: bf16\n") + kSynthetic +
-                        "infer: {warmup_steps: 1, steps: 3, eval: false}\n", "b");
+                            "infer: {warmup_steps: 1, steps: 3, eval: false}\n",
+                        "b");
   EXPECT_EQ(Status(bf16), "ok") << Error(bf16);
   EXPECT_EQ(Get("SELECT value FROM environment WHERE trial_id = ? AND key LIKE 'note.%' AND value LIKE 'amp:%'", bf16),
             "amp: autocast to bf16, no loss scaling");
@@ -108,7 +113,8 @@ TEST_F(Infer, AutoBatchProbesForwardPassesOnly) {
   }
   EXPECT_GE(compared, 5);  // 1, 2, 4, ... fit in both
   EXPECT_EQ(Metric(infer, "batch_size"), inferred);
-  EXPECT_EQ(Get("SELECT max(samples) FROM steps WHERE trial_id = ?", infer), std::to_string(static_cast<int64_t>(inferred)));
+  EXPECT_EQ(Get("SELECT max(samples) FROM steps WHERE trial_id = ?", infer),
+            std::to_string(static_cast<int64_t>(inferred)));
 }
 
 TEST_F(Infer, AnExportedModelKeepsTheAccuracyItWasTrainedTo) {
@@ -124,19 +130,23 @@ TEST_F(Infer, AnExportedModelKeepsTheAccuracyItWasTrainedTo) {
   const auto file = (dir_ / "net.pt").string();
   net.save(file);
 
-  const auto train = Run("name: train\ndevice: cpu\nmodel: {name: torchscript, path: " + file + "}\n"
-                         "data: {source: fashion-mnist, batch_size: 64, train_limit: 12000}\n"
-                         "train: {warmup_steps: 1, steps: 150, optimizer: {name: adamw, lr: 0.002}}\n"
-                         "optimizations: [export]\n", "train");
+  const auto train = Run("name: train\ndevice: cpu\nmodel: {name: torchscript, path: " + file +
+                             "}\n"
+                             "data: {source: fashion-mnist, batch_size: 64, train_limit: 12000}\n"
+                             "train: {warmup_steps: 1, steps: 150, optimizer: {name: adamw, lr: 0.002}}\n"
+                             "optimizations: [export]\n",
+                         "train");
   ASSERT_EQ(Status(train), "ok") << last_output_ << Error(train);
   const double trained = Metric(train, "accuracy");
   EXPECT_GT(trained, 0.7);  // far from chance (0.1): the weights are the trained ones
   const auto frozen = Env(train, "export.torchscript");
   ASSERT_FALSE(frozen.empty());
 
-  const auto infer = Run("name: infer\ndevice: cpu\ntask: infer\nmodel: {name: torchscript, path: " + frozen + "}\n"
-                         "data: {source: fashion-mnist, batch_size: 1}\n"
-                         "infer: {warmup_steps: 2, steps: 20}\n", "infer");
+  const auto infer = Run("name: infer\ndevice: cpu\ntask: infer\nmodel: {name: torchscript, path: " + frozen +
+                             "}\n"
+                             "data: {source: fashion-mnist, batch_size: 1}\n"
+                             "infer: {warmup_steps: 2, steps: 20}\n",
+                         "infer");
   ASSERT_EQ(Status(infer), "ok") << last_output_ << Error(infer);
   EXPECT_NEAR(Metric(infer, "accuracy"), trained, 0.002);  // the same 10k test images, the same function
   EXPECT_EQ(Metric(infer, "batch_size"), 1);

@@ -53,12 +53,15 @@ TEST_F(PreviousRelease, ItsStoreIsReadAndItsTrialsAreReusedByThisRunx) {
   const int64_t runs = Count("SELECT count(*) FROM runs");
   ASSERT_EQ(trials, 6) << "the fixture holds 4 cnn trials and 2 gpt trials";
   const std::string snapshot =
-      "SELECT group_concat(id || ':' || config_hash || ':' || env_hash || ':' || platform_hash || ':' || status || ':' || "
+      "SELECT group_concat(id || ':' || config_hash || ':' || env_hash || ':' || platform_hash || ':' || status || ':' "
+      "|| "
       "finished_at || ':' || length(config_json), ' ') FROM (SELECT * FROM trials WHERE id <= " +
       std::to_string(trials) + " ORDER BY id)";
   const std::string before = One(snapshot);
-  const std::string metrics = "SELECT (SELECT count(*) || ':' || total(value) FROM metrics WHERE trial_id <= " + std::to_string(trials) +
-                              ") || ' ' || (SELECT count(*) || ':' || total(wall_ms) FROM steps WHERE trial_id <= " + std::to_string(trials) + ")";
+  const std::string metrics =
+      "SELECT (SELECT count(*) || ':' || total(value) FROM metrics WHERE trial_id <= " + std::to_string(trials) +
+      ") || ' ' || (SELECT count(*) || ':' || total(wall_ms) FROM steps WHERE trial_id <= " + std::to_string(trials) +
+      ")";
   const std::string metrics_before = One(metrics);
 
   // The commands that only read: the old store as it is.
@@ -79,9 +82,9 @@ TEST_F(PreviousRelease, ItsStoreIsReadAndItsTrialsAreReusedByThisRunx) {
   if (ran > 0) {
     // A trial ran again. That is a changed identity on the same platform, and a failure; on
     // another platform it is expected, and the check cannot be made here.
-    const int64_t same_platform = Count(
-        "SELECT count(*) FROM trials n WHERE n.id > " + std::to_string(trials) +
-        " AND n.platform_hash IN (SELECT platform_hash FROM trials WHERE id <= " + std::to_string(trials) + ")");
+    const int64_t same_platform =
+        Count("SELECT count(*) FROM trials n WHERE n.id > " + std::to_string(trials) +
+              " AND n.platform_hash IN (SELECT platform_hash FROM trials WHERE id <= " + std::to_string(trials) + ")");
     if (same_platform == 0)
       GTEST_SKIP() << "the fixture was made on another platform (CPU, OS or LibTorch): its trials cannot be "
                       "reused here, so their identities cannot be compared; the read-only commands passed";

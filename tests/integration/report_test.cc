@@ -117,7 +117,8 @@ class ReportCli : public ::testing::Test {
     SQLite::Statement q(db, sql);
     std::string out;
     while (q.executeStep()) {
-      for (int c = 0; c < q.getColumnCount(); ++c) out += q.getColumn(c).getString() + (c + 1 < q.getColumnCount() ? "|" : "\n");
+      for (int c = 0; c < q.getColumnCount(); ++c)
+        out += q.getColumn(c).getString() + (c + 1 < q.getColumnCount() ? "|" : "\n");
     }
     return out;
   }
@@ -125,29 +126,31 @@ class ReportCli : public ::testing::Test {
   // What the page should draw for run `run` (and the history of its experiment), from the store.
   std::map<std::string, std::map<std::string, int64_t>> Expected(int64_t run) {
     const std::string r = std::to_string(run);
-    const std::string ok = " FROM run_trials rt JOIN trials t ON t.id = rt.trial_id WHERE rt.run_id = " + r +
-                           " AND t.status = 'ok'";
+    const std::string ok =
+        " FROM run_trials rt JOIN trials t ON t.id = rt.trial_id WHERE rt.run_id = " + r + " AND t.status = 'ok'";
     const int64_t variants = Count("SELECT count(DISTINCT rt.label)" + ok);
     const int64_t steps = Count("SELECT count(*)" + ok.substr(0, ok.find(" WHERE")) +
                                 " JOIN steps s ON s.trial_id = t.id WHERE rt.run_id = " + r +
                                 " AND t.status = 'ok' AND s.phase = 'measure' AND s.wall_ms > 0");
     // Loss positions per variant: its (phase, step) pairs with a loss, over its repeats.
-    const int64_t loss_points = Count("SELECT sum(n) FROM (SELECT count(DISTINCT s.phase || s.step) AS n" +
-                                      ok.substr(0, ok.find(" WHERE")) + " JOIN steps s ON s.trial_id = t.id WHERE rt.run_id = " +
-                                      r + " AND t.status = 'ok' AND s.phase IN ('warmup', 'measure') AND s.loss IS NOT NULL "
-                                      "GROUP BY rt.label)");
+    const int64_t loss_points =
+        Count("SELECT sum(n) FROM (SELECT count(DISTINCT s.phase || s.step) AS n" + ok.substr(0, ok.find(" WHERE")) +
+              " JOIN steps s ON s.trial_id = t.id WHERE rt.run_id = " + r +
+              " AND t.status = 'ok' AND s.phase IN ('warmup', 'measure') AND s.loss IS NOT NULL "
+              "GROUP BY rt.label)");
     const int64_t baseline_points = Count("SELECT count(DISTINCT s.phase || s.step)" + ok.substr(0, ok.find(" WHERE")) +
                                           " JOIN steps s ON s.trial_id = t.id WHERE rt.run_id = " + r +
                                           " AND rt.is_baseline = 1 AND t.status = 'ok' AND s.loss IS NOT NULL "
                                           "AND s.phase IN ('warmup', 'measure')");
     const auto probes = [&](const std::string& where) {
-      return Count("SELECT count(*) FROM run_trials rt JOIN metrics m ON m.trial_id = rt.trial_id WHERE rt.run_id = " + r +
-                   " AND " + where);
+      return Count("SELECT count(*) FROM run_trials rt JOIN metrics m ON m.trial_id = rt.trial_id WHERE rt.run_id = " +
+                   r + " AND " + where);
     };
-    const int64_t memory = Count("SELECT count(*) FROM (SELECT DISTINCT rt.label, m.name" + ok.substr(0, ok.find(" WHERE")) +
-                                 " JOIN metrics m ON m.trial_id = t.id WHERE rt.run_id = " + r +
-                                 " AND t.status = 'ok' AND m.step IS NULL AND m.value IS NOT NULL "
-                                 "AND m.name IN ('peak_mem_bytes', 'reserved_mem_bytes'))");
+    const int64_t memory =
+        Count("SELECT count(*) FROM (SELECT DISTINCT rt.label, m.name" + ok.substr(0, ok.find(" WHERE")) +
+              " JOIN metrics m ON m.trial_id = t.id WHERE rt.run_id = " + r +
+              " AND t.status = 'ok' AND m.step IS NULL AND m.value IS NOT NULL "
+              "AND m.name IN ('peak_mem_bytes', 'reserved_mem_bytes'))");
     const std::string id = "run-" + r;
     std::map<std::string, std::map<std::string, int64_t>> e;
     e[id + "-speedup"] = {{"bars", variants}, {"values", variants}, {"whiskers", variants - 1}, {"one", 1}};
@@ -174,7 +177,8 @@ class ReportCli : public ::testing::Test {
     const fs::path profile = dir_ / "chromium-profile";
     const std::string common = std::string("timeout 20 ") + kChromium +
                                " --headless=new --disable-gpu --no-sandbox --no-first-run --hide-scrollbars"
-                               " --user-data-dir=" + profile.string() + " --virtual-time-budget=8000";
+                               " --user-data-dir=" +
+                               profile.string() + " --virtual-time-budget=8000";
     const fs::path dom = dir_ / "dom.html", log = dir_ / "chromium.log";
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = std::system((common + " --enable-logging=stderr --v=0 --dump-dom 'file://" + page.string() +
@@ -203,7 +207,8 @@ class ReportCli : public ::testing::Test {
 };
 
 TEST_F(ReportCli, ChromiumDrawsEveryChartWithTheMarksTheStoreHolds) {
-  if (!fs::exists(kChromium)) GTEST_SKIP() << "no " << kChromium << " (Debian package chromium): the browser test needs it";
+  if (!fs::exists(kChromium))
+    GTEST_SKIP() << "no " << kChromium << " (Debian package chromium): the browser test needs it";
   MakeStore();
   const fs::path page = dir_ / "report.html";
   const auto r = Runx("report -o " + page.string() + " --db " + db_);
@@ -271,7 +276,8 @@ TEST_F(ReportCli, ChromiumDrawsEveryChartWithTheMarksTheStoreHolds) {
 }
 
 TEST_F(ReportCli, SeveralRunsEachGetTheirCharts) {
-  if (!fs::exists(kChromium)) GTEST_SKIP() << "no " << kChromium << " (Debian package chromium): the browser test needs it";
+  if (!fs::exists(kChromium))
+    GTEST_SKIP() << "no " << kChromium << " (Debian package chromium): the browser test needs it";
   MakeStore();
   const fs::path page = dir_ / "both.html";
   const auto r = Runx("report previous latest -o " + page.string() + " --store " + db_);
@@ -334,7 +340,7 @@ TEST_F(ReportCli, ErrorsSayWhatToDo) {
   EXPECT_NE(nostore.out.find("runx: error: no results store at '"), std::string::npos) << nostore.out;
   EXPECT_FALSE(fs::exists(dir_ / "none.db"));
   EXPECT_EQ(Runx("report --db " + db_).status, 2);  // -o is required
-  runx::store::Store::Open(db_);  // a store without runs
+  runx::store::Store::Open(db_);                    // a store without runs
   const auto none = Runx("report -o " + page.string() + " --db " + db_);
   EXPECT_EQ(none.status, 2) << none.out;
   EXPECT_NE(none.out.find("runx: error: no finished run in results store"), std::string::npos) << none.out;

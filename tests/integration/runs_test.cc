@@ -185,7 +185,8 @@ TEST_F(Runs, TheSameSweepStartedTwiceAtOnceRunsEachTrialOnce) {
   EXPECT_EQ(Wait(a), 0);
   EXPECT_EQ(Wait(b), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM trials"), 8);
-  EXPECT_EQ(Count("SELECT count(*) FROM (SELECT DISTINCT config_hash, repeat_index FROM trials WHERE status = 'ok')"), 8);
+  EXPECT_EQ(Count("SELECT count(*) FROM (SELECT DISTINCT config_hash, repeat_index FROM trials WHERE status = 'ok')"),
+            8);
   // Both runs are complete: what one ran, the other reused.
   EXPECT_EQ(Count("SELECT count(*) FROM run_summary WHERE trials = 8 AND ok_trials = 8"), 2);
   EXPECT_EQ(Count("SELECT count(*) FROM claims"), 0);
@@ -224,7 +225,8 @@ TEST_F(Runs, IncompatibleIsRecordedOncePerRunAndTheWholeErrorIsKept) {
   const std::string detail = One("SELECT error_detail FROM trials WHERE status = 'failed' LIMIT 1");
   EXPECT_NE(detail.find("the reason: tensor sizes 3 and 4 do not match"), std::string::npos) << detail;
   EXPECT_NE(detail.find("a line the trial printed on stderr before failing"), std::string::npos) << detail;
-  const auto shown = Runx("query --db " + db_ + " --format csv \"SELECT error_detail FROM trial_summary WHERE status = 'failed' LIMIT 1\"");
+  const auto shown = Runx("query --db " + db_ +
+                          " --format csv \"SELECT error_detail FROM trial_summary WHERE status = 'failed' LIMIT 1\"");
   EXPECT_NE(shown.out.find("the reason: tensor sizes"), std::string::npos) << shown.out;
 }
 
@@ -234,7 +236,8 @@ TEST_F(Runs, HangupAndTerminateStopCleanlyLikeCtrlC) {
   for (const int sig : {SIGHUP, SIGTERM}) {
     ++run;
     const pid_t pid = Spawn(file + " --db " + db_ + " --force");
-    ASSERT_TRUE(WaitFor([&] { return Count("SELECT count(*) FROM trials WHERE run_id = " + std::to_string(run)) >= 1; }, 120));
+    ASSERT_TRUE(
+        WaitFor([&] { return Count("SELECT count(*) FROM trials WHERE run_id = " + std::to_string(run)) >= 1; }, 120));
     kill(pid, sig);
     EXPECT_EQ(Wait(pid), 130) << "signal " << sig;
     EXPECT_EQ(One("SELECT status FROM runs WHERE id = " + std::to_string(run)), "interrupted") << "signal " << sig;

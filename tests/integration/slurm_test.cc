@@ -72,7 +72,8 @@ class Slurm : public ::testing::Test {
     for (const char* p : {"munged", "slurmctld", "slurmd", "sbatch", "squeue"}) {
       if (!OnPath(p)) {
         skip_ = std::string("no SLURM cluster: '") + p +
-                "' is not installed (Debian: apt-get install slurm-wlm munge; the test set, scripts/debian-packages-test.txt)";
+                "' is not installed (Debian: apt-get install slurm-wlm munge; the test set, "
+                "scripts/debian-packages-test.txt)";
         return;
       }
     }
@@ -266,8 +267,7 @@ TEST_F(Slurm, DryRunPrintsTheScriptsAndSubmitsNothing) {
   for (const std::string& line : std::vector<std::string>{
            "#SBATCH --array=0-1%1\n", "#SBATCH --gres=gpu:2\n", "#SBATCH --time=0:10:00\n", "#SBATCH --partition=gpu\n",
            "--shard \"$shard/2\" --db \"$store\" --sweep-id slurm:tiny_slurm-", " --set seed=7\n",
-           "/stores/shard-$shard.db\"\n",
-           "merge --runners-ended " + Path("r/runx.db") + " \"${stores[@]}\"\n",
+           "/stores/shard-$shard.db\"\n", "merge --runners-ended " + Path("r/runx.db") + " \"${stores[@]}\"\n",
            "sbatch --parsable --dependency=afterany:ARRAY_JOB_ID,singleton "})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.out.find("# " + Path("r/slurm/tiny_slurm-")), std::string::npos) << r.out;
@@ -297,8 +297,7 @@ TEST_F(Slurm, InvalidRequestsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_TRUE(!fs::exists(dir_ / "slurm") || fs::is_empty(dir_ / "slurm"));
   r = Runx("submit --status " + dir_.string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out,
-            "runx: error: '" + dir_.string() + "' is not a submission's folder (it has no submission.json)\n");
+  EXPECT_EQ(r.out, "runx: error: '" + dir_.string() + "' is not a submission's folder (it has no submission.json)\n");
 }
 
 }  // namespace
@@ -310,10 +309,12 @@ TEST_F(Slurm, DataParallelRanksFromSrun) {
   NeedCluster();
   const std::string exp = Path("dp.yaml");
   const auto write = [&](const std::string& extra) {
-    std::ofstream(exp) << "name: dp_srun\ndevice: cpu\nseed: 7\nmodel: {name: mlp, hidden: [16, 16]}\n"
-                          "data: {source: synthetic, shape: [12], num_classes: 3, batch_size: 4}\n"
-                          "train: {warmup_steps: 2, steps: 6, eval: false, optimizer: {name: sgd, lr: 0.2, momentum: 0.9}}\n"
-                          "optimizations: {data_parallel: {world_size: 2, backend: gloo}" + extra + "}\n";
+    std::ofstream(exp)
+        << "name: dp_srun\ndevice: cpu\nseed: 7\nmodel: {name: mlp, hidden: [16, 16]}\n"
+           "data: {source: synthetic, shape: [12], num_classes: 3, batch_size: 4}\n"
+           "train: {warmup_steps: 2, steps: 6, eval: false, optimizer: {name: sgd, lr: 0.2, momentum: 0.9}}\n"
+           "optimizations: {data_parallel: {world_size: 2, backend: gloo}" +
+               extra + "}\n";
   };
   const std::string losses = "SELECT round(loss, 6) FROM steps ORDER BY phase = 'measure', step";
   write("");
@@ -323,8 +324,9 @@ TEST_F(Slurm, DataParallelRanksFromSrun) {
   setenv("RUNX_PLUGIN_PATH", RUNX_TEST_PLUGIN_GOOD_DIR, 1);
   const auto srun = Runx("run " + exp + " --db " + Path("srun.db") + " -q");
   EXPECT_EQ(srun.status, 0) << srun.out;
-  EXPECT_EQ(Query(Path("srun.db"), "SELECT status, value FROM trials t JOIN environment e ON e.trial_id = t.id "
-                                   "WHERE e.key = 'data_parallel.launcher'"),
+  EXPECT_EQ(Query(Path("srun.db"),
+                  "SELECT status, value FROM trials t JOIN environment e ON e.trial_id = t.id "
+                  "WHERE e.key = 'data_parallel.launcher'"),
             "status,value\r\nok,environment\r\n");
   EXPECT_EQ(Query(Path("srun.db"), losses), Query(Path("local.db"), losses));
 

@@ -47,7 +47,8 @@ class StoreFixture : public ::testing::Test {
     return q.executeStep() ? q.getColumn(0).getString() : "";
   }
   double Metric(int64_t trial, const std::string& name) {
-    const auto v = Get("SELECT value FROM metrics WHERE trial_id = ? AND step IS NULL AND name = '" + name + "'", trial);
+    const auto v =
+        Get("SELECT value FROM metrics WHERE trial_id = ? AND step IS NULL AND name = '" + name + "'", trial);
     return v.empty() ? std::nan("") : std::stod(v);
   }
   std::string Env(int64_t trial, const std::string& key) {

@@ -37,7 +37,8 @@ std::string TinySweep(const std::string& sweep, const std::string& extra = "") {
 class Sweep : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("runx_sweep_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = fs::temp_directory_path() /
+           ("runx_sweep_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     runx::testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     db_ = (dir_ / "runx.db").string();
@@ -77,11 +78,11 @@ TEST_F(Sweep, EveryKindOfFailureIsARecordedTrialAndTheSweepGoesOn) {
                         {"oom", "oom", "out of host memory"},
                         {"nan", "nan", "loss became non-finite"}};
   for (const auto& c : cases) {
-    const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n",
-                                      // Only the hang waits for the timeout; the others must not race it on a busy machine.
-                                      std::string(c.mode == std::string("hang") ? "trial_timeout_s: 8\n" : "") +
-                                          "optimizations: {test_crash: {mode: " + c.mode +
-                                          ", at_step: 3}}\n"));
+    const auto file =
+        Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [test_crash]}}\n",
+                        // Only the hang waits for the timeout; the others must not race it on a busy machine.
+                        std::string(c.mode == std::string("hang") ? "trial_timeout_s: 8\n" : "") +
+                            "optimizations: {test_crash: {mode: " + c.mode + ", at_step: 3}}\n"));
     auto r = Runx(file + " --db " + db_ + " --force");
     EXPECT_EQ(r.status, 0) << c.mode << "\n" << r.out;
     auto st = Statuses();
@@ -95,9 +96,13 @@ TEST_F(Sweep, EveryKindOfFailureIsARecordedTrialAndTheSweepGoesOn) {
   SQLite::Database db(db_);
   // How far a crashed trial got, and its memory, are kept.
   EXPECT_GT(db.execAndGet("SELECT value FROM metrics m JOIN trials t ON t.id = m.trial_id "
-                          "WHERE t.status = 'crashed' AND m.name = 'peak_mem_bytes' LIMIT 1").getDouble(), 0);
+                          "WHERE t.status = 'crashed' AND m.name = 'peak_mem_bytes' LIMIT 1")
+                .getDouble(),
+            0);
   EXPECT_EQ(db.execAndGet("SELECT value FROM metrics m JOIN trials t ON t.id = m.trial_id "
-                          "WHERE t.status = 'crashed' AND m.name = 'steps_done' LIMIT 1").getDouble(), 3);  // died in step 3's hook
+                          "WHERE t.status = 'crashed' AND m.name = 'steps_done' LIMIT 1")
+                .getDouble(),
+            3);  // died in step 3's hook
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
 }
 
@@ -112,8 +117,9 @@ TEST_F(Sweep, IncompatibleCombinationIsRecordedWithoutAProcess) {
   auto st = Statuses();
   EXPECT_EQ(st["baseline"], "ok");
   EXPECT_EQ(st["channels_last"], "incompatible");
-  EXPECT_EQ(errors_["channels_last"],
-            "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
+  EXPECT_EQ(
+      errors_["channels_last"],
+      "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
   EXPECT_NE(r.out.find("\"event\":\"sweep_end\""), std::string::npos) << r.out;
 }
 
@@ -179,8 +185,8 @@ TEST_F(Sweep, CtrlCStopsCleanlyAndKeepsWhatFinished) {
 }
 
 TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
-  const auto file = Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [channels_last, amp]}}\n",
-                                    "repeats: 2\n"));
+  const auto file =
+      Write(TinySweep("sweep: {mode: ablation, axes: {optimizations: [channels_last, amp]}}\n", "repeats: 2\n"));
   auto r = Runx(file + " --db " + db_);
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* label : {"baseline", "channels_last", "amp", "channels_last+amp"})
@@ -192,19 +198,22 @@ TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
   // Recompute each variant's interval from the stored steps: one run, two processes a variant, so
   // the spread of the processes of the baseline and the variant about their means (df 2), and a
   // t interval on the log of the pooled throughput ratio.
-  SQLite::Statement vs(db, "SELECT label, speedup, speedup_ci_low, speedup_ci_high, speedup_se, speedup_df FROM "
-                           "variant_stats WHERE run_id = ? AND is_baseline = 0");
+  SQLite::Statement vs(db,
+                       "SELECT label, speedup, speedup_ci_low, speedup_ci_high, speedup_se, speedup_df FROM "
+                       "variant_stats WHERE run_id = ? AND is_baseline = 0");
   vs.bind(1, sweep);
   int checked = 0;
   while (vs.executeStep()) {
     const std::string label = vs.getColumn(0).getString();
     const auto steps = [&](const std::string& l) {
       std::vector<std::vector<runx::report::StepSample>> reps;
-      SQLite::Statement t(db, "SELECT id FROM trials WHERE run_id = ? AND label = ? AND status = 'ok' ORDER BY repeat_index");
+      SQLite::Statement t(
+          db, "SELECT id FROM trials WHERE run_id = ? AND label = ? AND status = 'ok' ORDER BY repeat_index");
       t.bind(1, sweep);
       t.bind(2, l);
       while (t.executeStep()) {
-        SQLite::Statement s(db, "SELECT wall_ms, samples FROM steps WHERE trial_id = ? AND phase = 'measure' ORDER BY step");
+        SQLite::Statement s(
+            db, "SELECT wall_ms, samples FROM steps WHERE trial_id = ? AND phase = 'measure' ORDER BY step");
         s.bind(1, t.getColumn(0).getInt64());
         reps.emplace_back();
         while (s.executeStep()) reps.back().push_back({s.getColumn(0).getDouble(), s.getColumn(1).getDouble()});
@@ -235,7 +244,8 @@ TEST_F(Sweep, AblationReportsSpeedupsWithIntervalsFromTheStoredSteps) {
 }
 
 TEST_F(Sweep, PlanShowsTheMatrixAndShardsPartitionIt) {
-  const auto file = Write(TinySweep("sweep: {mode: grid, axes: {optimizations: [channels_last, amp]}}\n", "repeats: 3\n"));
+  const auto file =
+      Write(TinySweep("sweep: {mode: grid, axes: {optimizations: [channels_last, amp]}}\n", "repeats: 3\n"));
   auto p = Runx("plan " + file);
   ASSERT_EQ(p.status, 0) << p.out;
   EXPECT_NE(p.out.find("channels_last+amp"), std::string::npos) << p.out;
@@ -243,7 +253,9 @@ TEST_F(Sweep, PlanShowsTheMatrixAndShardsPartitionIt) {
   auto b = Runx(file + " --db " + dir_.string() + "/other.db --shard 1/2 -q");
   ASSERT_EQ(a.status, 0) << a.out;
   ASSERT_EQ(b.status, 0) << b.out;
-  EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials") + Count(dir_.string() + "/other.db", "SELECT count(*) FROM trials"), 12);
+  EXPECT_EQ(
+      Count(db_, "SELECT count(*) FROM trials") + Count(dir_.string() + "/other.db", "SELECT count(*) FROM trials"),
+      12);
   EXPECT_EQ(Count(db_, "SELECT count(*) FROM trials"), 6);
 }
 

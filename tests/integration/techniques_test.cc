@@ -36,8 +36,7 @@ class Techniques : public ::testing::Test {
            const std::string& optimizer = kSgd, const std::string& extra = "") {
     const auto path = (dir_ / file).string();
     std::ofstream(path) << "name: " << fs::path(file).stem().string() << "\n"
-                        << extra
-                        << "device: cpu\n"
+                        << extra << "device: cpu\n"
                         << "model: " << model << "\n"
                         << "data: {source: synthetic, shape: [16], num_classes: 4, batch_size: 8}\n"
                         << "train:\n"
@@ -129,7 +128,8 @@ TEST_F(Techniques, AnomalyWarnRecordsPerStepRatios) {
   Run("warn.yaml", "  anomaly: {every: 2}\n");
   EXPECT_EQ(Trial(1, "status"), "ok");
   SQLite::Database db(db_);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM metrics WHERE name = 'anomaly.grad_nan_ratio' AND value = 0").getInt(), 6);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM metrics WHERE name = 'anomaly.grad_nan_ratio' AND value = 0").getInt(),
+            6);
   EXPECT_EQ(db.execAndGet("SELECT group_concat(step) FROM metrics WHERE name = 'anomaly.loss_mean'").getString(),
             "0,2,4,6,8,10");
 }

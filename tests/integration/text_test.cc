@@ -11,9 +11,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "../remove_tree.h"
 #include "run_util.h"
@@ -95,10 +95,11 @@ TEST_F(TextRuns, GptLearnsTheFortunes) {
   std::map<std::string, std::string> facts;
   for (const auto& row : env) facts[row["key"]] = row["value"];
   const double unigram = std::stod(facts["data.unigram_loss"]);
-  std::printf("gpt-text: %.0f tokens/s, %.1f s measured, val_loss %.3f (byte frequencies alone: %.3f), perplexity "
-              "%.2f, next-token accuracy %.3f\n",
-              metric["tokens_per_s"], metric["measured_s"], metric["val_loss"], unigram, metric["perplexity"],
-              metric["accuracy"]);
+  std::printf(
+      "gpt-text: %.0f tokens/s, %.1f s measured, val_loss %.3f (byte frequencies alone: %.3f), perplexity "
+      "%.2f, next-token accuracy %.3f\n",
+      metric["tokens_per_s"], metric["measured_s"], metric["val_loss"], unigram, metric["perplexity"],
+      metric["accuracy"]);
   EXPECT_EQ(unit["tokens_per_s"], "tokens/s");
   EXPECT_NEAR(metric["tokens_per_s"], metric["samples_per_s"] * 64, 1e-6 * metric["tokens_per_s"]);  // seq_len 64
   // English bytes: frequencies alone give about 3.3 nats; the model learned far more than that.
@@ -133,23 +134,27 @@ TEST_F(TextRuns, ATorchScriptLanguageModelLearnsTheFortunes) {
     for (auto p : m.named_parameters()) p.value.set_requires_grad(true);  // as nn.Parameter saves them
     m.save(model);
   }
-  const auto yaml = Write("lm.yaml", std::string("name: ts-lm\ndevice: cpu\nseed: 1\nmodel: {name: torchscript, path: ") +
-                                         model + "}\ndata: {source: text, path: " + kFortunes +
-                                         ", seq_len: 64, val_fraction: 0.05, batch_size: 32}\n"
-                                         "train: {optimizer: {name: adamw, lr: 0.01}, warmup_steps: 5, steps: 120, eval: true}\n");
+  const auto yaml =
+      Write("lm.yaml", std::string("name: ts-lm\ndevice: cpu\nseed: 1\nmodel: {name: torchscript, path: ") + model +
+                           "}\ndata: {source: text, path: " + kFortunes +
+                           ", seq_len: 64, val_fraction: 0.05, batch_size: 32}\n"
+                           "train: {optimizer: {name: adamw, lr: 0.01}, warmup_steps: 5, steps: 120, eval: true}\n");
   const auto run = Runx(yaml + " --db " + db_ + " -q");
   ASSERT_EQ(run.status, 0) << run.out;
   const auto trial = Query("SELECT status, error FROM trial_summary");
   ASSERT_EQ(trial.size(), 1u);
   ASSERT_EQ(trial[0]["status"], "ok") << trial.dump();
-  const auto m = Query("SELECT name, value FROM metrics WHERE step IS NULL AND name IN ('val_loss', 'perplexity', 'tokens_per_s')");
+  const auto m = Query(
+      "SELECT name, value FROM metrics WHERE step IS NULL AND name IN ('val_loss', 'perplexity', 'tokens_per_s')");
   std::map<std::string, double> metric;
   for (const auto& row : m) metric[row["name"]] = row["value"].get<double>();
   const auto env = Query("SELECT value FROM environment WHERE key = 'data.unigram_loss'");
   ASSERT_EQ(env.size(), 1u);
   const double unigram = std::stod(env[0]["value"].get<std::string>());
-  std::printf("torchscript bigram on the fortunes: val_loss %.3f (byte frequencies alone: %.3f), perplexity %.2f, "
-              "%.0f tokens/s\n", metric["val_loss"], unigram, metric["perplexity"], metric["tokens_per_s"]);
+  std::printf(
+      "torchscript bigram on the fortunes: val_loss %.3f (byte frequencies alone: %.3f), perplexity %.2f, "
+      "%.0f tokens/s\n",
+      metric["val_loss"], unigram, metric["perplexity"], metric["tokens_per_s"]);
   EXPECT_LT(metric["val_loss"], unigram - 0.3);
   EXPECT_NEAR(metric["perplexity"], std::exp(metric["val_loss"]), 1e-9 * metric["perplexity"]);
   EXPECT_GT(metric["tokens_per_s"], 0);

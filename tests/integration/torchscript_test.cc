@@ -19,7 +19,8 @@ const std::string kTracedVit = RUNX_SOURCE_DIR "/tests/data/torchscript/vit_tiny
 // It trains like a built-in model, and the trial records how it ran: in the plain interpreter, with
 // the trace's integer shape constants on the host (found in its graphs; none to move on the CPU).
 TEST_F(TracedModel, ATracedAttentionModelTrainsAndItsTrialSaysHowItRan) {
-  const auto id = Run("name: traced_vit\ndevice: cpu\nseed: 1\nmodel: {name: torchscript, path: " + kTracedVit + "}\n"
+  const auto id = Run("name: traced_vit\ndevice: cpu\nseed: 1\nmodel: {name: torchscript, path: " + kTracedVit +
+                      "}\n"
                       "data: {source: synthetic, shape: [3, 16, 16], num_classes: 10, batch_size: 16}\n"
                       "train: {warmup_steps: 2, steps: 10, eval: false, optimizer: {name: sgd, lr: 0.05}}\n");
   ASSERT_EQ(Status(id), "ok") << last_output_ << Error(id);
@@ -36,10 +37,11 @@ TEST_F(TracedModel, ATracedAttentionModelTrainsAndItsTrialSaysHowItRan) {
 // whole training step is captured and replayed, and it trains.
 TEST_F(TracedModel, CudaGraphsCaptureATracedAttentionModelsStep) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  const auto id = Run("name: graphs_traced_vit\ndevice: cuda\nseed: 1\nmodel: {name: torchscript, path: " + kTracedVit +
-                      "}\ndata: {source: synthetic, shape: [3, 16, 16], num_classes: 10, batch_size: 32}\n"
-                      "train: {warmup_steps: 5, steps: 30, eval: false, optimizer: {name: sgd, lr: 0.05, momentum: 0.9}}\n"
-                      "optimizations: {cuda_graphs: {warmup: 3}}\n");
+  const auto id =
+      Run("name: graphs_traced_vit\ndevice: cuda\nseed: 1\nmodel: {name: torchscript, path: " + kTracedVit +
+          "}\ndata: {source: synthetic, shape: [3, 16, 16], num_classes: 10, batch_size: 32}\n"
+          "train: {warmup_steps: 5, steps: 30, eval: false, optimizer: {name: sgd, lr: 0.05, momentum: 0.9}}\n"
+          "optimizations: {cuda_graphs: {warmup: 3}}\n");
   ASSERT_EQ(Status(id), "ok") << last_output_ << Error(id);
   EXPECT_EQ(Env(id, "torchscript.host_constants_moved"), Env(id, "torchscript.host_constants"));
   EXPECT_EQ(Metric(id, "cuda_graphs.captures"), 1);

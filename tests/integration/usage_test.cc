@@ -40,7 +40,9 @@ class Usage : public ::testing::Test {
     const fs::path file = dir_ / (name + ".yaml");
     std::ofstream(file) << "name: " << name << "\n"
                         << "device: cpu\n"
-                           "results: " << db_ << "\n"
+                           "results: "
+                        << db_
+                        << "\n"
                            "model: {name: mlp, hidden: [8]}\n"
                            "data: {source: synthetic, shape: [1, 4, 4], num_classes: 3, batch_size: 4}\n"
                            "train: {steps: 3, warmup_steps: 1}\n";
@@ -57,13 +59,15 @@ TEST_F(Usage, NoCommandSaysHowToStart) {
   EXPECT_EQ(r.out,
             "runx: error: no command given\n"
             "usage: runx FILE.yaml [OPTIONS]     run an experiment (the same as runx run FILE.yaml)\n"
-            "       runx COMMAND [ARGS...]       COMMAND: " + kCommands + "\n"
-            "'runx --help' describes the commands, 'runx COMMAND --help' one of them\n");
+            "       runx COMMAND [ARGS...]       COMMAND: " +
+                kCommands +
+                "\n"
+                "'runx --help' describes the commands, 'runx COMMAND --help' one of them\n");
 }
 
 TEST_F(Usage, AMistypedCommandIsNotReadAsAFile) {
-  const std::string tail = "runx FILE.yaml runs an experiment file; the commands are: " + kCommands +
-                           "\n'runx --help' describes them\n";
+  const std::string tail =
+      "runx FILE.yaml runs an experiment file; the commands are: " + kCommands + "\n'runx --help' describes them\n";
   Result r = Runx("hist");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "runx: error: unknown command 'hist'; did you mean 'history'?\n" + tail);
@@ -151,8 +155,7 @@ TEST_F(Usage, AMissingStoreIsInvalidInputForEveryReader) {
   const std::string missing = (dir_ / "none.db").string();
   Result r = Runx("query 'SELECT 1' --db " + missing);
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "runx: error: no results store at '" + missing +
-                       "'; run an experiment first (or pass --db PATH)\n");
+  EXPECT_EQ(r.out, "runx: error: no results store at '" + missing + "'; run an experiment first (or pass --db PATH)\n");
   for (const std::string& command : {"history --db ", "compare latest previous --db ", "report -o x.html --db "}) {
     r = Runx(command + missing);
     EXPECT_EQ(r.status, 2) << command << r.out;
@@ -181,8 +184,8 @@ TEST_F(Usage, MistypedExperimentsAndReferencesGetTheClosestName) {
 
 TEST_F(Usage, QueryWritesMarkdown) {
   RunTiny("quickstart");
-  const Result r = Runx("query --format markdown --db " + db_ +
-                        " \"SELECT name, 2 AS two FROM experiments ORDER BY name\"");
+  const Result r =
+      Runx("query --format markdown --db " + db_ + " \"SELECT name, 2 AS two FROM experiments ORDER BY name\"");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out, "| name | two |\n| --- | ---: |\n| quickstart | 2 |\n");
 }
@@ -214,7 +217,7 @@ TEST_F(Usage, RunxLinksNoLibTorchAndHandsItsCommandsToTheWorker) {
   Result r = Shell("readelf -d " + std::string(RUNX_BIN) + " | grep NEEDED");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("libsqlite3"), std::string::npos) << r.out;  // the store is linked...
-  for (const char* lib : {"torch", "c10", "libboost", "libgomp"})  // ...LibTorch and the plugin loader are not
+  for (const char* lib : {"torch", "c10", "libboost", "libgomp"})   // ...LibTorch and the plugin loader are not
     EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " is linked into runx:\n" << r.out;
   r = Shell("readelf -d " + std::string(RUNX_BIN) + "-worker | grep NEEDED");
   EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
@@ -254,9 +257,8 @@ TEST_F(Usage, RunSpeaksJsonByEitherSpelling) {
 /// The words bash's completion offers after `line` (the last word is the one being completed),
 /// in the folder `cwd` (files there are offered too).
 std::string Complete(const std::string& line, const fs::path& cwd) {
-  const std::string script =
-      "source <(" + std::string(RUNX_BIN) + " completion bash) && COMP_WORDS=(" + line +
-      ") && COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )) && _runx && echo \"${COMPREPLY[*]}\"";
+  const std::string script = "source <(" + std::string(RUNX_BIN) + " completion bash) && COMP_WORDS=(" + line +
+                             ") && COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )) && _runx && echo \"${COMPREPLY[*]}\"";
   const Result r = Shell("cd " + cwd.string() + " && bash -c '" + script + "'");
   return r.status == 0 ? r.out : "exit " + std::to_string(r.status) + ": " + r.out;
 }
@@ -289,7 +291,8 @@ TEST_F(Usage, TheManualPageListsEveryCommandAndOption) {
   EXPECT_EQ(r.out.find("runx trial"), std::string::npos) << "the internal command is not in the manual";
   // Where man(1) is installed, the page renders without a warning.
   if (Shell("command -v man").status == 0) {
-    const Result page = Shell("cd /tmp && " + std::string(RUNX_BIN) + " man | MANWIDTH=100 man --warnings -l - 2>&1 >/dev/null");
+    const Result page =
+        Shell("cd /tmp && " + std::string(RUNX_BIN) + " man | MANWIDTH=100 man --warnings -l - 2>&1 >/dev/null");
     EXPECT_EQ(page.out, "") << page.out;
   }
 }

@@ -100,13 +100,13 @@ TEST_F(Verdicts, IdenticalRunsOnABusyMachineGiveNoFalseVerdict) {
     const std::string verdict = v["verdict"];
     if (verdict == "faster" || verdict == "slower") ++false_verdicts;
     if (!v["ratio_ci_low"].is_null()) ++with_interval;
-    seen += std::to_string(run - 1) + " vs " + std::to_string(run) + ": " + verdict + " " +
-            v["change_pct"].dump() + "% " + v["why"].get<std::string>() + "\n";
+    seen += std::to_string(run - 1) + " vs " + std::to_string(run) + ": " + verdict + " " + v["change_pct"].dump() +
+            "% " + v["why"].get<std::string>() + "\n";
   }
   std::cout << seen;
   // One CPU spinning beside every trial: each side was measured on a busy machine.
-  const auto busy = Runx("query --db " + db_ +
-                         " --format csv \"SELECT min(value) FROM metrics WHERE name = 'noise.other_cpus'\"");
+  const auto busy =
+      Runx("query --db " + db_ + " --format csv \"SELECT min(value) FROM metrics WHERE name = 'noise.other_cpus'\"");
   EXPECT_GT(std::stod(busy.out.substr(busy.out.find("\r\n") + 2)), 0.5) << busy.out;
   EXPECT_LE(false_verdicts, 1) << seen;
   // The comparisons were judged, not all left without an interval (that would pass any A/A test).

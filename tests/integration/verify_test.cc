@@ -42,8 +42,11 @@ class Verify : public ::testing::Test {
                  "model: {name: cnn, channels: [4, 8]}\n"
                  "data: {source: synthetic, shape: [1, 12, 12], num_classes: 4, batch_size: 8}\n"
                  "train: {optimizer: {name: sgd, lr: 0.05, momentum: 0.9}, warmup_steps: 2, steps: 20}\n"
-                 "results: " + (dir_ / "runx.db").string() + "\n"
-                 "sweep: {mode: ablation, axes: {optimizations: [" + axes + "]}}\n");
+                 "results: " +
+                     (dir_ / "runx.db").string() +
+                     "\n"
+                     "sweep: {mode: ablation, axes: {optimizations: [" +
+                     axes + "]}}\n");
   }
   // The block runx verify printed for `label`.
   static std::string Block(const std::string& out, const std::string& label) {
@@ -70,11 +73,16 @@ TEST_F(Verify, RejectsAWrongStepAndPassesAnotherMemoryFormat) {
   const std::string wrong = Block(r.out, "test_wrong_step");
   ASSERT_FALSE(wrong.empty()) << r.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(wrong, m, std::regex(R"(its weights differ from the reference's by ([0-9.e+-]+) of the update, over the bound ([0-9.e+-]+))")))
+  ASSERT_TRUE(std::regex_search(
+      wrong, m,
+      std::regex(
+          R"(its weights differ from the reference's by ([0-9.e+-]+) of the update, over the bound ([0-9.e+-]+))")))
       << wrong;
   EXPECT_NE(wrong.find("\n  FAILED: "), std::string::npos) << wrong;
-  EXPECT_NE(wrong.find("floor      without test_wrong_step, fp32 (TF32 off), channels_last (the other memory format): ok"),
-            std::string::npos) << wrong;
+  EXPECT_NE(
+      wrong.find("floor      without test_wrong_step, fp32 (TF32 off), channels_last (the other memory format): ok"),
+      std::string::npos)
+      << wrong;
   // Every gradient 10% too large: about a tenth of the update (momentum carries it along).
   EXPECT_GT(std::stod(m[1]), 0.05) << wrong;
   EXPECT_LT(std::stod(m[1]), 0.2) << wrong;
@@ -86,7 +94,8 @@ TEST_F(Verify, RejectsAWrongStepAndPassesAnotherMemoryFormat) {
 }
 
 TEST_F(Verify, AScaleOfOneIsTheSameStep) {
-  const auto r = Runx("verify " + Experiment("test_wrong_step") + " --steps 2 --set optimizations.test_wrong_step.scale=1");
+  const auto r =
+      Runx("verify " + Experiment("test_wrong_step") + " --steps 2 --set optimizations.test_wrong_step.scale=1");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(Block(r.out, "test_wrong_step").find("\n  ok\n"), std::string::npos) << r.out;
 }

@@ -34,8 +34,9 @@ class Crash : public runx::Technique {
     if (mode_ == "throw") {  // a failure whose reason is not on its first line, like TorchScript's
       std::fputs("test_crash: a line the trial printed on stderr before failing\n", stderr);
       std::fflush(stderr);
-      throw std::runtime_error("The following operation failed in the test interpreter.\n"
-                               "Traceback of the test script:\n  the reason: tensor sizes 3 and 4 do not match");
+      throw std::runtime_error(
+          "The following operation failed in the test interpreter.\n"
+          "Traceback of the test script:\n  the reason: tensor sizes 3 and 4 do not match");
     }
     if (mode_ == "oom") {
       // Allow this process 256 MiB more address space than it has, then allocate until refused.

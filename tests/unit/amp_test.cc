@@ -47,8 +47,8 @@ struct Rig {
 TEST(Amp, AutocastsMatmulToBf16AndKeepsLossFp32) {
   Rig rig(nlohmann::json{{"dtype", "bf16"}});
   auto loss = rig.Run();
-  EXPECT_EQ(rig.seen_dtype, c10::kBFloat16);  // the Linear ran in bf16
-  EXPECT_EQ(loss.scalar_type(), c10::kFloat);  // cross_entropy autocasts to fp32
+  EXPECT_EQ(rig.seen_dtype, c10::kBFloat16);                      // the Linear ran in bf16
+  EXPECT_EQ(loss.scalar_type(), c10::kFloat);                     // cross_entropy autocasts to fp32
   EXPECT_FALSE(compat::IsAutocastEnabled(c10::DeviceType::CPU));  // the scope was closed
   Rig off(nlohmann::json{{"dtype", "bf16"}});
   EXPECT_EQ(off.net->fc(torch::randn({1, 8})).scalar_type(), c10::kFloat);  // outside the step: fp32

@@ -23,7 +23,9 @@ struct Net : torch::nn::Module {
 
 struct Rig {
   explicit Rig(nlohmann::json params, nlohmann::json config = nlohmann::json::object())
-      : net(std::make_shared<Net>()), trial(std::move(config), net), anomaly(testing::LoadTechnique("anomaly", params)) {
+      : net(std::make_shared<Net>()),
+        trial(std::move(config), net),
+        anomaly(testing::LoadTechnique("anomaly", params)) {
     trial.forward_fn = [this](const torch::Tensor& x) { return net->forward(x); };
     Step base;
     base.forward = [this](Batch& b) { return net->forward(b.input).sum(); };
@@ -104,7 +106,8 @@ TEST(Anomaly, SkipStepLeavesTheWeightsAndDropsTheGradients) {
   rig.Run(torch::ones({4}));
   EXPECT_TRUE(torch::equal(before, rig.net->w));  // skipped
   EXPECT_FALSE(rig.net->w.grad().defined());
-  EXPECT_EQ(rig.trial.notes.back(), "anomaly: gradients: NaN ratio 0.25, Inf ratio 0 at step 1; optimizer update skipped");
+  EXPECT_EQ(rig.trial.notes.back(),
+            "anomaly: gradients: NaN ratio 0.25, Inf ratio 0 at step 1; optimizer update skipped");
   rig.poison = torch::Tensor();
   rig.Run(torch::ones({4}));
   EXPECT_FALSE(torch::equal(before, rig.net->w));  // and training goes on

@@ -54,10 +54,14 @@ struct ReferenceStep {
     for (size_t i = 0; i < in.size(); ++i) {
       const auto& slot = sidecar.inputs[i];
       fed.push_back(in[i].data_ptr());
-      if (slot.kind == "parameter") params[slot.name].detach().copy_(in[i]);
-      else if (slot.kind == "buffer") buffers[slot.name].copy_(in[i]);
-      else if (slot.kind == "input") x = in[i];
-      else y = in[i];
+      if (slot.kind == "parameter")
+        params[slot.name].detach().copy_(in[i]);
+      else if (slot.kind == "buffer")
+        buffers[slot.name].copy_(in[i]);
+      else if (slot.kind == "input")
+        x = in[i];
+      else
+        y = in[i];
     }
     torch::AutoGradMode grad(true);
     twin.zero_grad();
@@ -65,9 +69,12 @@ struct ReferenceStep {
     loss.backward();
     std::vector<torch::Tensor> out;
     for (const auto& slot : sidecar.outputs) {
-      if (slot.kind == "buffer_update") out.push_back(buffers[slot.name].clone());
-      else if (slot.kind == "gradient") out.push_back(params[slot.name].grad().clone());
-      else out.push_back(loss.detach());
+      if (slot.kind == "buffer_update")
+        out.push_back(buffers[slot.name].clone());
+      else if (slot.kind == "gradient")
+        out.push_back(params[slot.name].grad().clone());
+      else
+        out.push_back(loss.detach());
     }
     return out;
   }
@@ -75,8 +82,8 @@ struct ReferenceStep {
 
 /// How a bound run differs from the plain one.
 struct BoundRun {
-  std::function<void(Sidecar&)> order;     ///< the package's own order of inputs and outputs
-  std::function<void(Sidecar&)> mislabel;  ///< what the sidecar gets wrong about the package
+  std::function<void(Sidecar&)> order;              ///< the package's own order of inputs and outputs
+  std::function<void(Sidecar&)> mislabel;           ///< what the sidecar gets wrong about the package
   std::function<void(torch::nn::Module&)> between;  ///< after the first step
   std::vector<const void*>* fed = nullptr;          ///< each input's storage at the last step
 };
@@ -90,7 +97,8 @@ class CompiledStepBinding : public ::testing::Test {
   static std::vector<Batch> Batches(int n) {
     torch::manual_seed(1);
     std::vector<Batch> batches;
-    for (int i = 0; i < n; ++i) batches.push_back({torch::randn({4, 3, 16, 16}), torch::randint(0, 10, {4}, torch::kLong)});
+    for (int i = 0; i < n; ++i)
+      batches.push_back({torch::randn({4, 3, 16, 16}), torch::randint(0, 10, {4}, torch::kLong)});
     return batches;
   }
   static torch::optim::SGD Sgd(torch::nn::Module& m) {
@@ -175,8 +183,10 @@ TEST_F(CompiledStepBinding, AGradientOrBufferUpdateMappedToTheWrongTensorShowsIn
   auto eager = Eager(batches).first;
   const auto swap = [](std::vector<compiled_step::Slot>& slots, const std::string& a, const std::string& b) {
     for (auto& s : slots)
-      if (s.name == a) s.name = b;
-      else if (s.name == b) s.name = a;
+      if (s.name == a)
+        s.name = b;
+      else if (s.name == b)
+        s.name = a;
   };
   // two tensors of one shape, so nothing but the values can tell
   BoundRun grad_swapped, stats_swapped;
@@ -221,7 +231,8 @@ TEST_F(CompiledStepBinding, ABatchOrOutputThatDoesNotFitTheSidecarIsNamedWithBot
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("the batch's input is float32 [4, 3, 32, 32] strides [3072, 1024, 32, 1], the "
                                          "package expects float32 [4, 3, 16, 16] strides [768, 256, 16, 1]"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   const auto short_by_one = [&](std::vector<torch::Tensor>& in) {
     auto out = reference(in);

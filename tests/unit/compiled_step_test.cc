@@ -23,8 +23,12 @@ using json = nlohmann::json;
 using compiled_step::DtypeName;
 
 json Slot(const std::string& kind, const std::string& name, const torch::Tensor& t) {
-  return {{"kind", kind}, {"name", name}, {"torch_name", name}, {"shape", t.sizes().vec()},
-          {"stride", t.strides().vec()}, {"dtype", DtypeName(t)}};
+  return {{"kind", kind},
+          {"name", name},
+          {"torch_name", name},
+          {"shape", t.sizes().vec()},
+          {"stride", t.strides().vec()},
+          {"dtype", DtypeName(t)}};
 }
 
 /// The sidecar tools/compile_step.py would write for `model` at `batch` samples of `shape`.
@@ -42,9 +46,17 @@ json SidecarFor(torch::nn::Module& model, int64_t batch, std::vector<int64_t> sh
   for (const auto& b : model.named_buffers()) out.push_back(Slot("buffer_update", b.key(), b.value()));
   out.push_back(Slot("loss", "loss", torch::zeros({})));
   for (const auto& p : model.named_parameters()) out.push_back(Slot("gradient", p.key(), p.value()));
-  return {{"format", "runx-compiled-step/1"}, {"torch", "2.11.0+cu130"}, {"triton", "3.6.0"},
-          {"device", "NVIDIA H200"}, {"model", "resnet18"}, {"batch", batch}, {"shape", shape},
-          {"dtype", dtype}, {"channels_last", channels_last}, {"inputs", in}, {"outputs", out}};
+  return {{"format", "runx-compiled-step/1"},
+          {"torch", "2.11.0+cu130"},
+          {"triton", "3.6.0"},
+          {"device", "NVIDIA H200"},
+          {"model", "resnet18"},
+          {"batch", batch},
+          {"shape", shape},
+          {"dtype", dtype},
+          {"channels_last", channels_last},
+          {"inputs", in},
+          {"outputs", out}};
 }
 
 class CompiledStep : public ::testing::Test {
@@ -86,23 +98,30 @@ TEST_F(CompiledStep, AModelMatchingItsSidecarPassesAndEachDifferenceIsNamedWithB
   json renamed = j;  // torchvision's nesting where runx registers blocks flat
   for (auto& e : renamed["inputs"])
     if (e["name"] == "layer1_0.conv1.weight") e["name"] = "layer1.0.conv1.weight";
-  const std::string r = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(renamed, "r.pt2")), *model, 8, {3, 16, 16});
+  const std::string r =
+      compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(renamed, "r.pt2")), *model, 8, {3, 16, 16});
   EXPECT_NE(r.find("parameter 'layer1.0.conv1.weight' float32 [64, 64, 3, 3]: the model has no parameter of that name"),
-            std::string::npos) << r;
+            std::string::npos)
+      << r;
   EXPECT_NE(r.find("parameter 'layer1_0.conv1.weight' float32 [64, 64, 3, 3]: the model has it, the package does not"),
-            std::string::npos) << r;
+            std::string::npos)
+      << r;
 
   json reshaped = j;
   reshaped["inputs"][0]["shape"] = {32, 3, 7, 7};
-  const std::string sh = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(reshaped, "s.pt2")), *model, 8, {3, 16, 16});
-  EXPECT_NE(sh.find("parameter 'conv1.weight': the package's is float32 [32, 3, 7, 7], the model's float32 [64, 3, 7, 7]"),
-            std::string::npos) << sh;
+  const std::string sh =
+      compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(reshaped, "s.pt2")), *model, 8, {3, 16, 16});
+  EXPECT_NE(
+      sh.find("parameter 'conv1.weight': the package's is float32 [32, 3, 7, 7], the model's float32 [64, 3, 7, 7]"),
+      std::string::npos)
+      << sh;
 
   auto contiguous = models::MakeResNet(18, 3, 10);  // the same model without channels_last
   const std::string st = compiled_step::ModelMismatch(s, *contiguous, 8, {3, 16, 16});
   EXPECT_NE(st.find("parameter 'conv1.weight' [64, 3, 7, 7]: the package expects strides [147, 1, 21, 3], the "
                     "model's are [147, 49, 7, 1] (the package is channels-last)"),
-            std::string::npos) << st;
+            std::string::npos)
+      << st;
 
   // PyTorch writes a channels-last 1x1 convolution's strides as [C, 1, C, C]; LibTorch keeps
   // [C, 1, 1, 1], which is channels-last too: a size-1 dimension's stride is never used.
@@ -116,18 +135,25 @@ TEST_F(CompiledStep, AModelMatchingItsSidecarPassesAndEachDifferenceIsNamedWithB
     }
   }
   ASSERT_GT(one_by_one, 0);  // resnet18's downsample convolutions
-  EXPECT_EQ(compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(pytorch_strides, "p.pt2")), *model, 8, {3, 16, 16}), "");
+  EXPECT_EQ(
+      compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(pytorch_strides, "p.pt2")), *model, 8, {3, 16, 16}),
+      "");
 
   json half = j;
   half["inputs"][0]["dtype"] = "bfloat16";
-  const std::string d = compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(half, "d.pt2")), *model, 8, {3, 16, 16});
-  EXPECT_NE(d.find("the package's is bfloat16 [64, 3, 7, 7], the model's float32 [64, 3, 7, 7]"), std::string::npos) << d;
+  const std::string d =
+      compiled_step::ModelMismatch(compiled_step::LoadSidecar(Write(half, "d.pt2")), *model, 8, {3, 16, 16});
+  EXPECT_NE(d.find("the package's is bfloat16 [64, 3, 7, 7], the model's float32 [64, 3, 7, 7]"), std::string::npos)
+      << d;
   EXPECT_NE(d.find("model 'resnet18', 62 parameters and 60 buffers) does not fit the trial's model (62 parameters, 60 "
                    "buffers): parameter 'conv1.weight': the package's is bfloat16"),
-            std::string::npos) << d;
-  EXPECT_EQ(d.find('\n'), std::string::npos) << d;  // one difference: one line
+            std::string::npos)
+      << d;
+  EXPECT_EQ(d.find('\n'), std::string::npos) << d;      // one difference: one line
   const auto first_line = st.substr(0, st.find('\n'));  // several: the first line names the first and counts the rest
-  EXPECT_NE(first_line.find("buffers): parameter 'conv1.weight' [64, 3, 7, 7]: the package expects strides"), std::string::npos) << st;
+  EXPECT_NE(first_line.find("buffers): parameter 'conv1.weight' [64, 3, 7, 7]: the package expects strides"),
+            std::string::npos)
+      << st;
   // resnet18's 17 convolutions wider than 1x1 differ; 8 are listed
   EXPECT_NE(first_line.find("; and 16 more, the first 7 of them:"), std::string::npos) << first_line;
 }
@@ -142,25 +168,34 @@ TEST_F(CompiledStep, AMissingOrForeignSidecarSaysHowToMakeOne) {
   auto why = testing::Check("compiled_step", {{"package", (dir_ / "none.pt2").string()}}, Config(8), torch::kCPU);
   EXPECT_FALSE(why.ok);
   EXPECT_NE(why.reason.find("cannot read '" + (dir_ / "none.pt2.json").string() + "', the sidecar of package"),
-            std::string::npos) << why.reason;
+            std::string::npos)
+      << why.reason;
   EXPECT_NE(why.reason.find("tools/compile_step.py"), std::string::npos) << why.reason;
   why = testing::Check("compiled_step", {{"package", Write({{"format", "other"}}, "f.pt2")}}, Config(8), torch::kCPU);
   EXPECT_NE(why.reason.find("is not a compiled-step sidecar: 'format' is 'other', expected 'runx-compiled-step/1'"),
-            std::string::npos) << why.reason;
+            std::string::npos)
+      << why.reason;
 }
 
 TEST_F(CompiledStep, TheTrialMustRunWhatThePackageCompiled) {
   auto model = models::MakeResNet(18, 3, 10);
   const std::string pkg = Write(SidecarFor(*model, 8, {3, 16, 16}, "bf16", true));
   const json params{{"package", pkg}};
-  const auto refused = [&](json config) { return testing::Check("compiled_step", params, std::move(config), torch::kCPU).reason; };
+  const auto refused = [&](json config) {
+    return testing::Check("compiled_step", params, std::move(config), torch::kCPU).reason;
+  };
 
-  EXPECT_NE(refused(Config(8, "fp32")).find("computes in bf16 (its autocast is compiled in), the trial in fp32: set precision: bf16"),
-            std::string::npos) << refused(Config(8, "fp32"));
+  EXPECT_NE(refused(Config(8, "fp32"))
+                .find("computes in bf16 (its autocast is compiled in), the trial in fp32: set precision: bf16"),
+            std::string::npos)
+      << refused(Config(8, "fp32"));
   json contiguous = Config(8);
   contiguous["optimizations"].erase("channels_last");
-  EXPECT_NE(refused(contiguous).find("was compiled for channels-last tensors, the trial's are contiguous: add the channels_last technique"),
-            std::string::npos) << refused(contiguous);
+  EXPECT_NE(
+      refused(contiguous)
+          .find("was compiled for channels-last tensors, the trial's are contiguous: add the channels_last technique"),
+      std::string::npos)
+      << refused(contiguous);
   EXPECT_NE(refused(Config(16)).find("is compiled for batch 8, the trial's data.batch_size is 16"), std::string::npos)
       << refused(Config(16));
   json searched = Config(8);
@@ -176,10 +211,13 @@ TEST_F(CompiledStep, TheTrialMustRunWhatThePackageCompiled) {
   // Everything agrees: what is left is this build and this device.
   const std::string rest = refused(Config(8));
   if (!compat::kHasAotInductor)
-    EXPECT_EQ(rest, "compiled_step needs LibTorch 2.6 or later (AOTInductor's package loader); this runx is built "
-                    "against LibTorch " + compat::TorchVersionString());
+    EXPECT_EQ(rest,
+              "compiled_step needs LibTorch 2.6 or later (AOTInductor's package loader); this runx is built "
+              "against LibTorch " +
+                  compat::TorchVersionString());
   else
-    EXPECT_NE(rest.find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"), std::string::npos) << rest;
+    EXPECT_NE(rest.find("the package was compiled for CUDA (NVIDIA H200); this trial runs on cpu"), std::string::npos)
+        << rest;
 }
 
 // The sidecar tools/compile_step.py wrote on the H200 for torchvision's ResNet-50 (batch 256, bf16,
@@ -196,7 +234,8 @@ TEST_F(CompiledStep, RunxsResNet50FitsTheSidecarWrittenForTorchvisionsOnTheGpu) 
   // contiguous: every convolution wider than 1x1 differs (the stem and 16 3x3), nothing else
   EXPECT_NE(contiguous.find("(161 parameters, 159 buffers): parameter 'conv1.weight' [64, 3, 7, 7]: the package "
                             "expects strides [147, 1, 21, 3], the model's are [147, 49, 7, 1]"),
-            std::string::npos) << contiguous;
+            std::string::npos)
+      << contiguous;
   EXPECT_NE(contiguous.find("; and 16 more, the first 7 of them:"), std::string::npos) << contiguous;
   for (auto& p : model->parameters())
     if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));  // what channels_last does
@@ -210,8 +249,9 @@ TEST_F(CompiledStep, RunxsResNet50FitsTheSidecarWrittenForTorchvisionsOnTheGpu) 
 TEST_F(CompiledStep, RunxsGptHasTheTensorsOfThePeerDefinitionCompileStepBuilds) {
   std::ifstream in(RUNX_SOURCE_DIR "/tests/data/compiled_step/gpt-parameters.json");
   const auto peer = nlohmann::json::parse(in);
-  const auto model = models::BuildModel({{"name", "gpt"}, {"n_layer", 2}, {"n_head", 2}, {"d_model", 32}, {"block_size", 24}},
-                                        SampleSpec{{16}, c10::kLong, {16}, c10::kLong, 256}, torch::kCPU);
+  const auto model =
+      models::BuildModel({{"name", "gpt"}, {"n_layer", 2}, {"n_head", 2}, {"d_model", 32}, {"block_size", 24}},
+                         SampleSpec{{16}, c10::kLong, {16}, c10::kLong, 256}, torch::kCPU);
   nlohmann::json ours = nlohmann::json::object(), buffers = nlohmann::json::object();
   for (const auto& p : model->named_parameters()) ours[p.key()] = p.value().sizes().vec();
   for (const auto& b : model->named_buffers()) buffers[b.key()] = b.value().sizes().vec();

@@ -31,13 +31,15 @@ const bool kInstalled = [] {
 // process with the same signal (a death test runs it in a child).
 TEST(FatalSignal, ASegfaultSaysWhereAndWhichTestThenDiesOfIt) {
 #if defined(__linux__) && defined(__x86_64__)
-  const char* where = "address 0x[0-9a-f]+ pc 0x[0-9a-f]+ return-address 0x[0-9a-f]+ thread 0x[0-9a-f]+ process 0x[0-9a-f]+";
+  const char* where =
+      "address 0x[0-9a-f]+ pc 0x[0-9a-f]+ return-address 0x[0-9a-f]+ thread 0x[0-9a-f]+ process 0x[0-9a-f]+";
 #else
   const char* where = "address 0x[0-9a-f]+";
 #endif
   EXPECT_EXIT(std::raise(SIGSEGV), ::testing::KilledBySignal(SIGSEGV),
               std::string("runx_unit_test: internal error: segmentation fault; backtrace:\n"
-                          "in test FatalSignal\\.ASegfaultSaysWhereAndWhichTestThenDiesOfIt\n") + where);
+                          "in test FatalSignal\\.ASegfaultSaysWhereAndWhichTestThenDiesOfIt\n") +
+                  where);
   EXPECT_EXIT(std::raise(SIGFPE), ::testing::KilledBySignal(SIGFPE),
               "runx_unit_test: internal error: fatal signal \\(Floating point exception\\); backtrace:");
 }

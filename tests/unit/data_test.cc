@@ -66,8 +66,9 @@ TEST(FashionMnist, MissingDirectoryNamesThePackage) {
     MakeDataSource(d, torch::kCPU, 1);
     FAIL();
   } catch (const DataError& e) {
-    EXPECT_STREQ(e.what(), "fashion-mnist: 'train-images-idx3-ubyte' not found in '/nonexistent'; install it with "
-                           "'apt-get install dataset-fashion-mnist' or set data.path");
+    EXPECT_STREQ(e.what(),
+                 "fashion-mnist: 'train-images-idx3-ubyte' not found in '/nonexistent'; install it with "
+                 "'apt-get install dataset-fashion-mnist' or set data.path");
   }
 }
 

@@ -55,8 +55,9 @@ TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("cuda:0,cuda:0", 2),
-            "--devices: 'cuda:0' is given twice; two trials on one GPU disturb each other's timings (give each GPU once)");
+  EXPECT_EQ(
+      message("cuda:0,cuda:0", 2),
+      "--devices: 'cuda:0' is given twice; two trials on one GPU disturb each other's timings (give each GPU once)");
   EXPECT_EQ(message("cuda:3", 2), "--devices: 'cuda:3' does not exist: this machine has 2 GPUs (NVML's count)");
   // An index beyond int is no GPU either, not an internal error (issue 30, point 10).
   EXPECT_EQ(message("cuda:2147483648", 2), "--devices: 'cuda:2147483648' does not exist: no GPU has that index");
@@ -68,7 +69,8 @@ TEST(DeviceSlots, MistakesAreRefusedWithWhatWasExpected) {
   EXPECT_EQ(message("mps,mps", 0), "--devices: 'mps' is given twice; a Mac has one MPS device");
   // A machine without the NVIDIA driver has no cuda:N, and one that is no Mac no mps (issue 30,
   // point 20: both were accepted and a cpu trial recorded device_slot cuda:0).
-  EXPECT_EQ(message("cuda:0", 0), "--devices: 'cuda:0' does not exist: this machine has 0 GPUs (no NVIDIA driver is loaded)");
+  EXPECT_EQ(message("cuda:0", 0),
+            "--devices: 'cuda:0' does not exist: this machine has 0 GPUs (no NVIDIA driver is loaded)");
   EXPECT_EQ(message("mps", 0, false), "--devices: 'mps' does not exist here: MPS is the GPU of Apple silicon Macs");
   EXPECT_EQ(message("mps", 0, true), "no error");
   // Without NVML (-1) the GPU count is unknown: cuda:N is left to the trial.

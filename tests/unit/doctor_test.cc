@@ -27,7 +27,8 @@ TEST(Doctor, SaysWhetherTheMachineIsQuietEnoughToMeasure) {
 // Which meter gives each device's energy per sample, or why none does.
 TEST(Doctor, SaysWhatMetersEachDevicesEnergy) {
   const auto report = Doctor();
-  const auto row = std::find_if(report.rows.begin(), report.rows.end(), [](const auto& r) { return r.first == "energy"; });
+  const auto row =
+      std::find_if(report.rows.begin(), report.rows.end(), [](const auto& r) { return r.first == "energy"; });
   ASSERT_NE(row, report.rows.end());
   const std::string& v = row->second;
   EXPECT_TRUE(v.rfind("cpu: rapl: package-", 0) == 0 || v.rfind("cpu: none: ", 0) == 0) << v;

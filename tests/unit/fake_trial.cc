@@ -8,7 +8,8 @@
 namespace runx::testing {
 
 FakeTrial::FakeTrial(nlohmann::json config, std::shared_ptr<torch::nn::Module> model)
-    : config_(std::move(config)), model_(std::move(model)),
+    : config_(std::move(config)),
+      model_(std::move(model)),
       optimizer_(std::make_unique<torch::optim::SGD>(model_->parameters(), torch::optim::SGDOptions(0.1))) {}
 
 double FakeTrial::Last(const std::string& name) const {

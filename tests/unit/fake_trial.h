@@ -72,7 +72,8 @@ class FakeTrial : public TrialContext {
 };
 
 /// Loads the real plugin `name` from the build's plugin directory and configures it.
-std::unique_ptr<Technique> LoadTechnique(const std::string& name, const nlohmann::json& params = nlohmann::json::object());
+std::unique_ptr<Technique> LoadTechnique(const std::string& name,
+                                         const nlohmann::json& params = nlohmann::json::object());
 
 /// Technique `name`'s verdict on a trial of `config` run with it (configured with `params`) on
 /// `device`, asked the way the runner asks: every technique of the trial created from the build's

@@ -74,7 +74,7 @@ std::unique_ptr<OptTrial> TrainSideBySide(const MakeOpt& make, const nlohmann::j
   EXPECT_FALSE(torch::allclose(initial, my_params[0]));  // it trained
   EXPECT_EQ(builtin_steps, 0);
   if (ref_has_state) EXPECT_FALSE(ref_opt->state().empty());  // the reference kept its state...
-  EXPECT_TRUE(trial->optimizer().state().empty());             // ...the replaced optimizer never stepped
+  EXPECT_TRUE(trial->optimizer().state().empty());            // ...the replaced optimizer never stepped
   return trial;
 }
 
@@ -128,8 +128,9 @@ TEST(FusedOptimizerCheck, DeclaresWhatItCannotServe) {
   auto r = testing::Check("fused_optimizer", {{"kernel", "fused"}}, adamw, torch::kCPU);
   EXPECT_EQ(r.ok, supported);
   if (!r.ok) EXPECT_EQ(r.reason, "kernel 'fused' on cpu: " + why);
-  EXPECT_TRUE(testing::Check("fused_optimizer", {{"kernel", "foreach"}}, {{"train", {{"optimizer", {{"name", "sgd"}}}}}},
-                             torch::kCPU).ok);
+  EXPECT_TRUE(testing::Check("fused_optimizer", {{"kernel", "foreach"}},
+                             {{"train", {{"optimizer", {{"name", "sgd"}}}}}}, torch::kCPU)
+                  .ok);
   auto infer = testing::Check("fused_optimizer", nlohmann::json::object(), {{"task", "infer"}}, torch::kCPU);
   EXPECT_FALSE(infer.ok);
 }

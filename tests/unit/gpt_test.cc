@@ -150,8 +150,9 @@ TEST(Gpt, RefusesWhatItCannotRead) {
   };
   EXPECT_EQ(err({{"name", "gpt"}}, SampleSpec{{3, 8, 8}, c10::kFloat, {}, c10::kLong, 10}),
             "model 'gpt' needs token ids [seq_len] (data.source: text), got Float samples of 3 dimension(s)");
-  EXPECT_EQ(err({{"name", "mlp"}}, Tokens(16, 256)),
-            "model 'mlp' reads float samples, and the data gives token ids (Long); use model 'gpt' or a TorchScript model");
+  EXPECT_EQ(
+      err({{"name", "mlp"}}, Tokens(16, 256)),
+      "model 'mlp' reads float samples, and the data gives token ids (Long); use model 'gpt' or a TorchScript model");
   EXPECT_EQ(err({{"name", "gpt"}, {"block_size", 8}}, Tokens(16, 256)),
             "model 'gpt': block_size 8 is shorter than the data's seq_len 16");
   EXPECT_EQ(err({{"name", "gpt"}, {"d_model", 10}, {"n_head", 4}}, Tokens(16, 256)),

@@ -32,7 +32,8 @@ TEST(Loader, LoadsGoodPlugin) {
 TEST(Loader, RefusesWrongApiVersionNamingBoth) {
   EXPECT_EQ(LoadError(kBad + "/libtest_wrong_api.so"),
             "plugin 'libtest_wrong_api.so' uses plugin API v" + std::to_string(kPluginApiVersion + 1) +
-                ", this runx supports v" + std::to_string(kPluginApiVersion) + "; rebuild the plugin against this runx");
+                ", this runx supports v" + std::to_string(kPluginApiVersion) +
+                "; rebuild the plugin against this runx");
 }
 
 TEST(Loader, RefusesMissingEntry) {
@@ -58,9 +59,11 @@ TEST(Loader, SaysWhyAFileIsNoPlugin) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/librandom.so", std::ios::binary) << std::string("\x13\x37garbage\0\xff bytes", 17);
   EXPECT_EQ(LoadError(dir + "/librandom.so"), "cannot load plugin '" + dir +
-                                                 "/librandom.so': not a shared library (the file is neither ELF nor "
-                                                 "Mach-O); rebuild the plugin");
-  std::ofstream(dir + "/libtruncated.so", std::ios::binary) << "\x7f" "ELF" "\x02\x01\x01";
+                                                  "/librandom.so': not a shared library (the file is neither ELF nor "
+                                                  "Mach-O); rebuild the plugin");
+  std::ofstream(dir + "/libtruncated.so", std::ios::binary) << "\x7f"
+                                                               "ELF"
+                                                               "\x02\x01\x01";
   const std::string truncated = LoadError(dir + "/libtruncated.so");
   EXPECT_NE(truncated.find("libtruncated.so"), std::string::npos) << truncated;
   EXPECT_EQ(truncated.find("Bad file descriptor"), std::string::npos) << truncated;

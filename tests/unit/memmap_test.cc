@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-#include <atomic>
 #include <functional>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -50,8 +50,12 @@ class Files : public ::testing::Test {
     SaveNpy(Path(stem + "_y.npy"), torch::arange(n, torch::kLong).remainder(classes));
     return {Path(stem + "_x.npy"), Path(stem + "_y.npy")};
   }
-  nlohmann::json MemmapConfig(const std::pair<std::string, std::string>& files, nlohmann::json batch, bool shuffle) const {
-    return {{"source", "memmap"}, {"path", files.first}, {"labels", files.second}, {"batch_size", batch},
+  nlohmann::json MemmapConfig(const std::pair<std::string, std::string>& files, nlohmann::json batch,
+                              bool shuffle) const {
+    return {{"source", "memmap"},
+            {"path", files.first},
+            {"labels", files.second},
+            {"batch_size", batch},
             {"shuffle", shuffle}};
   }
   static std::string ErrorOf(const std::function<void()>& f) {
@@ -126,29 +130,35 @@ TEST_F(NpyFormat, BadFilesAreClearErrors) {
     WriteBytes(name, bytes);
     return ErrorOf([&] { LoadNpy(Path(name)); });
   };
-  EXPECT_EQ(err("text.npy", "hello world, no magic"), "'" + Path("text.npy") + "' is not a .npy file (no \\x93NUMPY magic)");
+  EXPECT_EQ(err("text.npy", "hello world, no magic"),
+            "'" + Path("text.npy") + "' is not a .npy file (no \\x93NUMPY magic)");
   EXPECT_EQ(err("be.npy", NpyWith("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "abcd")),
-            "'" + Path("be.npy") + "' holds big-endian data ('>f4'); runx reads little-endian only: convert it with "
-            "a.astype(a.dtype.newbyteorder('<'))");
+            "'" + Path("be.npy") +
+                "' holds big-endian data ('>f4'); runx reads little-endian only: convert it with "
+                "a.astype(a.dtype.newbyteorder('<'))");
   EXPECT_EQ(err("f.npy", NpyWith("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", std::string(16, 'x'))),
-            "'" + Path("f.npy") + "' is stored in Fortran (column-major) order; runx reads C order: save "
-            "numpy.ascontiguousarray(a) instead");
+            "'" + Path("f.npy") +
+                "' is stored in Fortran (column-major) order; runx reads C order: save "
+                "numpy.ascontiguousarray(a) instead");
   EXPECT_EQ(err("s.npy", NpyWith("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "abcd")),
             "'" + Path("s.npy") + "' holds a structured dtype [[\"a\",\"<f4\"]]; runx reads plain arrays of one dtype");
   EXPECT_EQ(err("u2.npy", NpyWith("{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", "abcd")),
-            "'" + Path("u2.npy") + "' has dtype '<u2', which runx cannot read; expected one of '|u1' (uint8), "
-            "'|i1' (int8), '|b1' (bool), '<i2' (int16), '<i4' (int32), '<i8' (int64), '<f2' (float16), "
-            "'<f4' (float32), '<f8' (float64)");
+            "'" + Path("u2.npy") +
+                "' has dtype '<u2', which runx cannot read; expected one of '|u1' (uint8), "
+                "'|i1' (int8), '|b1' (bool), '<i2' (int16), '<i4' (int32), '<i8' (int64), '<f2' (float16), "
+                "'<f4' (float32), '<f8' (float64)");
   EXPECT_EQ(err("cut.npy", NpyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2", "")),
-            "'" + Path("cut.npy") + "' has a bad .npy header: expected ',' or ')' at offset 52 of \"{'descr': '<f4', "
-            "'fortran_order': False, 'shape': (2\"");
+            "'" + Path("cut.npy") +
+                "' has a bad .npy header: expected ',' or ')' at offset 52 of \"{'descr': '<f4', "
+                "'fortran_order': False, 'shape': (2\"");
   EXPECT_EQ(err("v9.npy", std::string("\x93NUMPY\x09\x00\x00\x00", 10)),
             "'" + Path("v9.npy") + "' is a .npy file of version 9.0; runx reads versions 1 to 3");
   // Truncated data: mapping checks the size exactly.
   WriteBytes("short.npy", NpyHeaderBytes(torch::kFloat, {4, 2}) + std::string(28, '\0'));
   EXPECT_EQ(ErrorOf([&] { MapArray(Path("short.npy"), "data.path", {}); }),
-            "'" + Path("short.npy") + "' (data.path) is 156 bytes, but its .npy header (float32 [4, 2]) says 160; the "
-            "file is truncated");
+            "'" + Path("short.npy") +
+                "' (data.path) is 156 bytes, but its .npy header (float32 [4, 2]) says 160; the "
+                "file is truncated");
   EXPECT_EQ(ErrorOf([&] { MapArray(Path("missing.npy"), "data.labels", {}); }),
             "memmap data.labels: cannot open '" + Path("missing.npy") + "': No such file or directory");
 }
@@ -158,8 +168,8 @@ TEST_F(MemmapData, RawFilesWithDtypeAndShape) {
   std::ofstream(Path("x.bin"), std::ios::binary).write(static_cast<const char*>(x.data_ptr()), x.numel() * 4);
   auto y = torch::tensor({0, 1, 2, 3, 4, 0, 1, 2, 3, 4}, torch::kUInt8);
   std::ofstream(Path("y.bin"), std::ios::binary).write(static_cast<const char*>(y.data_ptr()), 10);
-  nlohmann::json d{{"source", "memmap"}, {"path", Path("x.bin")}, {"dtype", "float32"}, {"shape", {2, 3}},
-                   {"labels", Path("y.bin")}, {"label_dtype", "uint8"}, {"batch_size", 4}, {"shuffle", false}};
+  nlohmann::json d{{"source", "memmap"},      {"path", Path("x.bin")},  {"dtype", "float32"}, {"shape", {2, 3}},
+                   {"labels", Path("y.bin")}, {"label_dtype", "uint8"}, {"batch_size", 4},    {"shuffle", false}};
   auto src = MakeDataSource(d, torch::kCPU, 0);
   EXPECT_TRUE(src->on_host());
   EXPECT_EQ(src->sample_shape(), (std::vector<int64_t>{2, 3}));
@@ -175,12 +185,14 @@ TEST_F(MemmapData, RawFilesWithDtypeAndShape) {
   std::ofstream(Path("odd.bin"), std::ios::binary) << std::string(50, 'x');
   d["path"] = Path("odd.bin");
   EXPECT_EQ(ErrorOf([&] { MakeDataSource(d, torch::kCPU, 0); }),
-            "'" + Path("odd.bin") + "' (data.path) is 50 bytes, not a whole number of samples of 24 bytes (float32 "
-            "[2, 3]); check data.dtype and data.shape");
+            "'" + Path("odd.bin") +
+                "' (data.path) is 50 bytes, not a whole number of samples of 24 bytes (float32 "
+                "[2, 3]); check data.dtype and data.shape");
   d.erase("dtype");
   EXPECT_EQ(ErrorOf([&] { MakeDataSource(d, torch::kCPU, 0); }),
-            "'" + Path("odd.bin") + "' (data.path) is not a .npy file; to read it as raw binary give data.dtype and "
-            "data.shape (the shape of one sample)");
+            "'" + Path("odd.bin") +
+                "' (data.path) is not a .npy file; to read it as raw binary give data.dtype and "
+                "data.shape (the shape of one sample)");
 }
 
 TEST_F(MemmapData, InconsistentFilesAreClearErrors) {
@@ -194,18 +206,22 @@ TEST_F(MemmapData, InconsistentFilesAreClearErrors) {
     e[key] = std::move(value);
     return ErrorOf([&] { MakeDataSource(e, torch::kCPU, 0); });
   };
-  EXPECT_EQ(err("labels", Path("y9.npy")), "'" + Path("y9.npy") + "' (data.labels) has 9 labels for the 10 samples of data.path");
-  EXPECT_EQ(err("labels", Path("yf.npy")), "'" + Path("yf.npy") + "' (data.labels) holds float32; labels must be "
-                                           "integers (class indices): convert them, e.g. labels.astype('int64')");
+  EXPECT_EQ(err("labels", Path("y9.npy")),
+            "'" + Path("y9.npy") + "' (data.labels) has 9 labels for the 10 samples of data.path");
+  EXPECT_EQ(err("labels", Path("yf.npy")), "'" + Path("yf.npy") +
+                                               "' (data.labels) holds float32; labels must be "
+                                               "integers (class indices): convert them, e.g. labels.astype('int64')");
   EXPECT_EQ(err("labels", Path("yneg.npy")), "memmap: the labels hold -1; labels must be class indices >= 0");
   EXPECT_EQ(err("num_classes", 3), "memmap: the labels hold 3, not below data.num_classes 3");
-  EXPECT_EQ(err("dtype", "float32"), "'" + train.first + "' (data.path) holds uint8 samples of shape [3], not float32 "
-                                     "[3] as data.dtype and data.shape says");
+  EXPECT_EQ(err("dtype", "float32"), "'" + train.first +
+                                         "' (data.path) holds uint8 samples of shape [3], not float32 "
+                                         "[3] as data.dtype and data.shape says");
   EXPECT_EQ(err("batch_size", 11), "memmap: batch size 11 does not fit the training split (10 samples)");
   const auto eval = Dataset(5, {4}, torch::kUInt8, 4, "eval");
   d["eval_path"] = eval.first;
-  EXPECT_EQ(err("eval_labels", eval.second), "'" + eval.first + "' (data.eval_path) holds uint8 samples of shape [4], "
-                                             "not uint8 [3] as the training inputs (data.path) says");
+  EXPECT_EQ(err("eval_labels", eval.second), "'" + eval.first +
+                                                 "' (data.eval_path) holds uint8 samples of shape [4], "
+                                                 "not uint8 [3] as the training inputs (data.path) says");
 }
 
 TEST_F(MemmapData, UnshuffledBatchesAreViewsOfTheMappedFile) {
@@ -252,7 +268,7 @@ TEST_F(MemmapData, ShuffledBatchesCoverEveryRowOncePerEpochDeterministically) {
   EXPECT_TRUE(std::get<0>(e0.sort()).equal(torch::arange(12, torch::kLong)));  // every row once
   EXPECT_TRUE(std::get<0>(e1.sort()).equal(torch::arange(12, torch::kLong)));
   EXPECT_FALSE(e0.equal(torch::arange(12, torch::kLong)));  // shuffled
-  EXPECT_FALSE(e0.equal(e1));                                // a new order each epoch
+  EXPECT_FALSE(e0.equal(e1));                               // a new order each epoch
   // The same (seed, index) gives the same batch, in any order of calls and in another source.
   EXPECT_TRUE(b->Get(5).target.equal(a->Get(5).target));
   EXPECT_TRUE(epoch(*b, 1).equal(e1));
@@ -290,7 +306,7 @@ TEST_F(MemmapData, InputsStayInTheirDtypeUntilPrepared) {
   EXPECT_EQ(p.input.scalar_type(), torch::kFloat);
   EXPECT_EQ(p.target.scalar_type(), torch::kLong);
   EXPECT_NEAR(p.input[0][0][0][0].item<float>(), 3.0 / 255.0, 1e-7);  // uint8: / 255 by default
-  EXPECT_EQ(b.input[0][0][0][0].item<int>(), 3);                       // the host batch is untouched
+  EXPECT_EQ(b.input[0][0][0][0].item<int>(), 3);                      // the host batch is untouched
   // Normalization, per channel, and an explicit scale.
   d["scale"] = 2.0;
   d["normalize"] = {{"mean", {1.0, 2.0}}, {"std", 0.5}};
@@ -332,8 +348,8 @@ TEST_F(MemmapData, EvalSetIsPreparedAndBatchSizeChanges) {
 }
 
 TEST_F(HostPlacement, SyntheticBatchesAreFreshDeterministicAndCostProduceMs) {
-  nlohmann::json d{{"source", "synthetic"}, {"shape", {3, 4}}, {"num_classes", 5}, {"batch_size", 8},
-                   {"placement", "host"}};
+  nlohmann::json d{
+      {"source", "synthetic"}, {"shape", {3, 4}}, {"num_classes", 5}, {"batch_size", 8}, {"placement", "host"}};
   auto src = MakeDataSource(d, torch::kCPU, 1);
   EXPECT_TRUE(src->on_host());
   EXPECT_THROW(src->Next(), std::logic_error);

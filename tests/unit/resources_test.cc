@@ -3,8 +3,8 @@
 // overlap, and the devices each declares it cannot serve.
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ struct Rig {
 
 /// A device whose memory fits `limit` samples; probes record what was asked.
 std::function<ProbeResult(int64_t, int)> Limit(int64_t limit, std::vector<int64_t>* asked,
-                                              std::function<double(int64_t)> ms = nullptr) {
+                                               std::function<double(int64_t)> ms = nullptr) {
   return [=](int64_t n, int) {
     asked->push_back(n);
     ProbeResult r;
@@ -52,7 +52,7 @@ TEST(AutoBatch, FindsTheExactLimitByDoublingThenBisecting) {
   ASSERT_GE(asked.size(), 7u);
   EXPECT_EQ(std::vector<int64_t>(asked.begin(), asked.begin() + 7), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));
   EXPECT_TRUE(std::find(asked.begin(), asked.end(), 38) != asked.end());  // proved 38 does not fit
-  EXPECT_LE(asked.size(), 7u + 6u);                                          // log2(32) bisection steps
+  EXPECT_LE(asked.size(), 7u + 6u);                                       // log2(32) bisection steps
   EXPECT_TRUE(rig.trial.records.count("auto_batch.frontier"));
 }
 
@@ -64,7 +64,7 @@ TEST(AutoBatch, RoundsToMultipleAndAppliesHeadroom) {
   EXPECT_EQ(rig.trial.batch, 1000);  // 1000 is a multiple of 8
   asked.clear();
   testing::LoadTechnique("auto_batch", {{"multiple_of", 8}})->on_train_begin(rig.trial);
-  EXPECT_EQ(rig.trial.batch, 896);   // the default headroom: 0.9 x 1000 = 900, rounded down to 8
+  EXPECT_EQ(rig.trial.batch, 896);  // the default headroom: 0.9 x 1000 = 900, rounded down to 8
   asked.clear();
   rig.trial.probe_fn = Limit(1003, &asked);
   testing::LoadTechnique("auto_batch", {{"multiple_of", 8}, {"headroom", 0.5}})->on_train_begin(rig.trial);
@@ -75,7 +75,8 @@ TEST(AutoBatch, ThroughputObjectivePicksTheFastestPerSample) {
   Rig rig;
   std::vector<int64_t> asked;
   // Per-step time flat up to 64 then linear: samples/s peaks at 64, then stays; 128 is slower per sample.
-  rig.trial.probe_fn = Limit(512, &asked, [](int64_t n) { return n <= 64 ? 10.0 : 10.0 * static_cast<double>(n) / 50.0; });
+  rig.trial.probe_fn =
+      Limit(512, &asked, [](int64_t n) { return n <= 64 ? 10.0 : 10.0 * static_cast<double>(n) / 50.0; });
   testing::LoadTechnique("auto_batch", {{"objective", "throughput"}})->on_train_begin(rig.trial);
   EXPECT_EQ(rig.trial.batch, 64);
   EXPECT_EQ(asked.back(), 1024);  // it stops at the first batch that does not fit
@@ -103,8 +104,8 @@ TEST(AutoBatch, GuardsHostProbesWithALimitAndLiftsItAfter) {
     return Limit(4, &asked)(n, s);
   };
   testing::LoadTechnique("auto_batch")->on_train_begin(rig.trial);
-  EXPECT_GT(limit_during, 0);           // probes on the CPU ran under a host limit
-  EXPECT_EQ(rig.trial.host_limit, 0);   // and training does not
+  EXPECT_GT(limit_during, 0);          // probes on the CPU ran under a host limit
+  EXPECT_EQ(rig.trial.host_limit, 0);  // and training does not
 }
 
 TEST(AutoBatch, RefusesMpsWithoutAMemoryLimit) {
@@ -141,7 +142,8 @@ TEST(CudaGraphs, DeclaresWhatItCannotServe) {
   const nlohmann::json adamw = {{"train", {{"optimizer", {{"name", "adamw"}}}}}};
   EXPECT_FALSE(check(adamw, cuda).ok);
   // fused_optimizer's foreach AdamW counts steps on the host: not capturable either.
-  EXPECT_FALSE(check({{"train", adamw["train"]}, {"optimizations", {{"fused_optimizer", {{"kernel", "foreach"}}}}}}, cuda).ok);
+  EXPECT_FALSE(
+      check({{"train", adamw["train"]}, {"optimizations", {{"fused_optimizer", {{"kernel", "foreach"}}}}}}, cuda).ok);
   EXPECT_FALSE(check({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}}, cuda).ok);
   // amp decided 'none' for bf16: nothing read on the host. A dynamic scale asked for is.
   EXPECT_FALSE(check({{"precision", "bf16"}, {"optimizations", {{"amp", {{"loss_scale", "dynamic"}}}}}}, cuda).ok);

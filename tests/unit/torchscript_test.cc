@@ -44,7 +44,8 @@ void WriteScriptedMlp(const std::string& path, bool train_fc1 = true) {
 class TorchScript : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("runx_ts_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = fs::temp_directory_path() /
+           ("runx_ts_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     testing::RemoveTree(dir_.string());
     fs::create_directories(dir_);
     file_ = (dir_ / "net.pt").string();
@@ -99,8 +100,8 @@ TEST_F(TorchScript, LoadsWithTheJitNamesParametersAndBuffers) {
   EXPECT_EQ(y.sizes(), (std::vector<int64_t>{5, 4}));
   EXPECT_TRUE(torch::allclose(y, EvalJit(torch::jit::load(file_), x)));
   auto P = model->named_parameters();
-  const auto manual = torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) +
-                      P["fc2.bias"];
+  const auto manual =
+      torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) + P["fc2.bias"];
   EXPECT_TRUE(torch::allclose(y, manual * 2.0, 1e-5, 1e-6));
 }
 
@@ -116,8 +117,8 @@ TEST_F(TorchScript, TrainingUpdatesTheJitModulesWeights) {
   const auto after = Eval(*model, x);
   EXPECT_GT((after - before).abs().max().item<double>(), 1e-4);
   auto P = model->named_parameters();
-  const auto manual = (torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) +
-                       P["fc2.bias"]) * 2.0;
+  const auto manual =
+      (torch::relu(x.matmul(P["fc1.weight"].t()) + P["fc1.bias"]).matmul(P["fc2.weight"].t()) + P["fc2.bias"]) * 2.0;
   EXPECT_TRUE(torch::allclose(after, manual.detach(), 1e-5, 1e-6));
   // Module::to (set_data) reaches the jit module too: a double model runs on double input.
   model->to(torch::kDouble);
@@ -216,8 +217,10 @@ TEST_F(TorchScript, TokenContractViolationsNameTheIdsAndTheLogitsExpected) {
     models::BuildModel(Spec(), TokenSpec(8, 4));
     FAIL() << "expected invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("torchscript model '" + file_ + "' fails on token ids [batch, seq_len] = [2, 8] (Long): "),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("torchscript model '" + file_ +
+                                         "' fails on token ids [batch, seq_len] = [2, 8] (Long): "),
+              std::string::npos)
+        << e.what();
   }
   const std::string path = (dir_ / "lm.pt").string();
   WriteTokenModel(path, 32, 8);
@@ -225,8 +228,9 @@ TEST_F(TorchScript, TokenContractViolationsNameTheIdsAndTheLogitsExpected) {
     models::BuildModel({{"name", "torchscript"}, {"path", path}}, TokenSpec(8, 64));
     FAIL() << "expected invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "torchscript model '" + path + "' must map token ids [batch, seq_len] = [2, 8] (Long) "
-                                     "to logits [batch, seq_len, vocabulary] = [2, 8, 64], got [2, 8, 32]");
+    EXPECT_EQ(std::string(e.what()), "torchscript model '" + path +
+                                         "' must map token ids [batch, seq_len] = [2, 8] (Long) "
+                                         "to logits [batch, seq_len, vocabulary] = [2, 8, 64], got [2, 8, 32]");
   }
 }
 
@@ -376,7 +380,10 @@ TEST_F(TorchScript, ExportOfATokenModelIsCheckedOnTokenIds) {
   fs::create_directories(trial.dir);
   trial.shape = {6};
   std::vector<torch::ScalarType> seen;
-  trial.forward_fn = [&](const torch::Tensor& x) { seen.push_back(x.scalar_type()); return model->forward(x); };
+  trial.forward_fn = [&](const torch::Tensor& x) {
+    seen.push_back(x.scalar_type());
+    return model->forward(x);
+  };
   testing::LoadTechnique("export")->on_finish(trial);
   ASSERT_EQ(trial.records["export.torchscript"], trial.dir + "/model.frozen.pt");
   EXPECT_LT(trial.Last("export_max_abs_diff"), 1e-5);
@@ -410,7 +417,8 @@ TEST_F(TorchScript, ExportOfABuiltInModelIsItsWeights) {
   const auto verdict = testing::Check("export", {{"format", "torchscript"}}, trial.config(), torch::kCPU);
   EXPECT_FALSE(verdict.ok);
   EXPECT_NE(verdict.reason.find("'mlp' is a built-in C++ module, which cannot be scripted: use format: weights"),
-            std::string::npos) << verdict.reason;
+            std::string::npos)
+      << verdict.reason;
 }
 
 }  // namespace

@@ -152,8 +152,7 @@ TEST(TrialMetrics, NoEnergyFiguresWhereTheMeterHadNoneAndTheReasonIsKept) {
   RecordMeasurements(Plan(), loop, h.ctx);
   EXPECT_TRUE(std::isnan(MetricOf(h.rec, "joules_per_sample")));
   EXPECT_TRUE(std::isnan(MetricOf(h.rec, "power_w")));
-  EXPECT_EQ(h.rec.environment["energy.absent"],
-            "the measured steps lasted 0.01 s, under the 0.5 s a reading needs");
+  EXPECT_EQ(h.rec.environment["energy.absent"], "the measured steps lasted 0.01 s, under the 0.5 s a reading needs");
 }
 
 TEST(TrialMetrics, NonFiniteLossNamesThePhaseAndStep) {

@@ -8,8 +8,8 @@
 namespace runx::engine {
 namespace {
 
-using testing::TinyConfig;
 using testing::TestPlugins;
+using testing::TinyConfig;
 
 TEST(TrialSetup, CreatesTheListedTechniquesAndRecordsTheirVersions) {
   const auto config = TinyConfig({{"optimizations", {{"test_good", nlohmann::json::object()}}}});
@@ -49,12 +49,14 @@ TEST(TrialSetup, RecordsWhatEachTechniqueResolved) {
 }
 
 TEST(TrialSetup, ARefusalNamesTheTechniqueAndItsReason) {
-  const auto config = TinyConfig({{"model", {{"name", "mlp"}}}, {"data", {{"shape", {12}}}},
+  const auto config = TinyConfig({{"model", {{"name", "mlp"}}},
+                                  {"data", {{"shape", {12}}}},
                                   {"optimizations", {{"channels_last", nlohmann::json::object()}}}});
   std::vector<ActiveTechnique> active;
   std::map<std::string, std::string> env;
-  EXPECT_EQ(CreateTechniques(config, TestPlugins(), torch::kCPU, active, env).value_or(""),
-            "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
+  EXPECT_EQ(
+      CreateTechniques(config, TestPlugins(), torch::kCPU, active, env).value_or(""),
+      "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
   EXPECT_EQ(env.count("plugin.channels_last"), 0u);
 }
 

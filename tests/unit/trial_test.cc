@@ -15,7 +15,9 @@
 namespace runx::engine {
 namespace {
 
-nlohmann::json Tiny(nlohmann::json extra = nlohmann::json::object()) { return runx::testing::TinyConfig(std::move(extra)); }
+nlohmann::json Tiny(nlohmann::json extra = nlohmann::json::object()) {
+  return runx::testing::TinyConfig(std::move(extra));
+}
 
 const plugins::Registry& Plugins() { return runx::testing::TestPlugins(); }
 
@@ -64,7 +66,8 @@ TEST(Trial, RecordsWhatOtherProcessesDidWhileItMeasured) {
 }
 
 TEST(Trial, Bf16IsCarriedOutByAmp) {
-  auto r = RunTrial(Tiny({{"precision", "bf16"}, {"optimizations", {{"channels_last", nlohmann::json::object()}}}}), Plugins());
+  auto r = RunTrial(Tiny({{"precision", "bf16"}, {"optimizations", {{"channels_last", nlohmann::json::object()}}}}),
+                    Plugins());
   ASSERT_EQ(Name(r.status), "ok") << r.error;
   EXPECT_EQ(r.label, "");  // the run labels its trials (sweep/record.h RecordInRun)
   EXPECT_EQ(r.environment.count("plugin.amp"), 1u);
@@ -78,11 +81,14 @@ TEST(Trial, TechniqueThatThrowsBecomesAFailedTrial) {
 }
 
 TEST(Trial, IncompatibleTechniqueIsRecordedWithItsReason) {
-  auto r = RunTrial(Tiny({{"model", {{"name", "mlp"}}}, {"data", {{"shape", {12}}}},
+  auto r = RunTrial(Tiny({{"model", {{"name", "mlp"}}},
+                          {"data", {{"shape", {12}}}},
                           {"optimizations", {{"channels_last", nlohmann::json::object()}}}}),
                     Plugins());
   EXPECT_EQ(Name(r.status), "incompatible");
-  EXPECT_EQ(r.error, "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
+  EXPECT_EQ(
+      r.error,
+      "channels_last: channels_last needs image samples [channels, height, width]; data.shape has 1 dimension(s)");
 }
 
 TEST(Trial, UnavailableDeviceNamesTheAvailableOnes) {
@@ -100,7 +106,9 @@ TEST(Trial, DivergingLossIsRecordedAsNan) {
 
 TEST(Trial, LabelNamesPrecisionAndTechniques) {
   EXPECT_EQ(spec::LabelTrial(Tiny()).label, "baseline");
-  EXPECT_EQ(spec::LabelTrial(Tiny({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}})).label, "fp16");
+  EXPECT_EQ(
+      spec::LabelTrial(Tiny({{"precision", "fp16"}, {"optimizations", {{"amp", nlohmann::json::object()}}}})).label,
+      "fp16");
   EXPECT_EQ(spec::LabelTrial(Tiny({{"optimizations", {{"amp", nlohmann::json::object()}}}})).label, "amp");
 }
 

@@ -4,8 +4,8 @@
 /// it too. Rule: no other file branches on TORCH_VERSION_*.
 #include <string>
 
-#include <ATen/autocast_mode.h>
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <torch/version.h>
@@ -82,13 +82,13 @@ inline bool AutocastSupported(c10::DeviceType device, c10::ScalarType dtype, std
       return true;
     case c10::DeviceType::CPU:
       if (bf16 || kTorchVersion >= 204) return true;
-      if (why) *why = "fp16 autocast on the CPU needs LibTorch >= 2.4 (this is " +
-                      TorchVersionString() + "); use bf16";
+      if (why) *why = "fp16 autocast on the CPU needs LibTorch >= 2.4 (this is " + TorchVersionString() + "); use bf16";
       return false;
     case c10::DeviceType::MPS:
       if ((half && kTorchVersion >= 205) || (bf16 && kTorchVersion >= 206)) return true;
-      if (why) *why = std::string("autocast on MPS needs LibTorch >= ") + (half ? "2.5" : "2.6") +
-                      " (this is " + TorchVersionString() + ")";
+      if (why)
+        *why = std::string("autocast on MPS needs LibTorch >= ") + (half ? "2.5" : "2.6") + " (this is " +
+               TorchVersionString() + ")";
       return false;
     default:
       if (why) *why = "no autocast for this device type";
@@ -106,15 +106,19 @@ inline bool IsAutocastEnabled(c10::DeviceType d) {
   return d == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
 }
 inline void SetAutocastEnabled(c10::DeviceType d, bool on) {
-  if (d == c10::DeviceType::CPU) at::autocast::set_cpu_enabled(on); else at::autocast::set_enabled(on);
+  if (d == c10::DeviceType::CPU)
+    at::autocast::set_cpu_enabled(on);
+  else
+    at::autocast::set_enabled(on);
 }
 inline c10::ScalarType GetAutocastDtype(c10::DeviceType d) {
-  return d == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
-                                   : at::autocast::get_autocast_gpu_dtype();
+  return d == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
 }
 inline void SetAutocastDtype(c10::DeviceType d, c10::ScalarType t) {
-  if (d == c10::DeviceType::CPU) at::autocast::set_autocast_cpu_dtype(t);
-  else at::autocast::set_autocast_gpu_dtype(t);
+  if (d == c10::DeviceType::CPU)
+    at::autocast::set_autocast_cpu_dtype(t);
+  else
+    at::autocast::set_autocast_gpu_dtype(t);
 }
 #endif
 
@@ -239,30 +243,28 @@ inline bool FusedOptimizerSupported(c10::DeviceType device, std::string* why) {
 
 /// One `_fused_adamw_` step (no amsgrad, no maximize, no grad scaling). `steps` are one float32
 /// scalar tensor per parameter on its device, already incremented for this step.
-inline void FusedAdamW(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
-                       at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
-                       double beta2, double weight_decay, double eps) {
+inline void FusedAdamW(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
+                       at::TensorList steps, double lr, double beta1, double beta2, double weight_decay, double eps) {
 #if RUNX_HAS_FUSED_OPTIMIZERS
-  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
-                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2, weight_decay,
+                    eps, /*amsgrad=*/false, /*maximize=*/false);
 #else
-  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1,
-      (void)beta2, (void)weight_decay, (void)eps;
+  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1, (void)beta2,
+      (void)weight_decay, (void)eps;
   throw std::logic_error("_fused_adamw_ needs LibTorch >= 2.4 (this is " + TorchVersionString() + ")");
 #endif
 }
 
 /// One `_fused_sgd_` step (no maximize, no grad scaling). `momentum_buffers` is empty when
 /// momentum is 0; on the first step the buffers are allocated but uninitialised (`first_step`).
-inline void FusedSgd(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers,
-                     double weight_decay, double momentum, double lr, double dampening, bool nesterov,
-                     bool first_step) {
+inline void FusedSgd(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers, double weight_decay,
+                     double momentum, double lr, double dampening, bool nesterov, bool first_step) {
 #if RUNX_HAS_FUSED_OPTIMIZERS
   at::_fused_sgd_(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,
                   /*maximize=*/false, first_step);
 #else
-  (void)params, (void)grads, (void)momentum_buffers, (void)weight_decay, (void)momentum, (void)lr,
-      (void)dampening, (void)nesterov, (void)first_step;
+  (void)params, (void)grads, (void)momentum_buffers, (void)weight_decay, (void)momentum, (void)lr, (void)dampening,
+      (void)nesterov, (void)first_step;
   throw std::logic_error("_fused_sgd_ needs LibTorch >= 2.4 (this is " + TorchVersionString() + ")");
 #endif
 }

@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "runx/collectives.h"
 #include "runx/compat.h"
@@ -48,9 +48,9 @@ struct Step {
 struct ProbeResult {
   int64_t batch_size = 0;
   bool fits = false;
-  double step_ms = 0;       ///< median of the timed probe steps (when fits)
-  int64_t peak_bytes = 0;   ///< peak memory of the probe (device allocator; host: runx's counter)
-  std::string error;        ///< the out-of-memory (or other) message when !fits
+  double step_ms = 0;      ///< median of the timed probe steps (when fits)
+  int64_t peak_bytes = 0;  ///< peak memory of the probe (device allocator; host: runx's counter)
+  std::string error;       ///< the out-of-memory (or other) message when !fits
 };
 
 /// Training batches in host memory, for a technique that supplies the loader (make_loader).
@@ -120,8 +120,7 @@ class TrialContext {
   virtual torch::optim::Optimizer& optimizer() = 0;
   virtual bool has_technique(std::string_view name) const = 0;
   /// Records a metric in the results store (`step` < 0: a trial-level metric).
-  virtual void metric(std::string_view name, double value, std::string_view unit = "",
-                      int64_t step = -1) = 0;
+  virtual void metric(std::string_view name, double value, std::string_view unit = "", int64_t step = -1) = 0;
   /// A line in the trial's log (shown with --verbose, kept in the store's environment).
   virtual void note(std::string_view text) = 0;
   /// A string fact about the trial kept in its environment (e.g. "export.path" -> the file).
@@ -201,30 +200,43 @@ class Technique {
     return CheckResult::Ok();
   }
   virtual void on_setup(TrialContext& trial) { (void)trial; }
-  virtual void on_model(torch::nn::Module& model, TrialContext& trial) { (void)model; (void)trial; }
+  virtual void on_model(torch::nn::Module& model, TrialContext& trial) {
+    (void)model;
+    (void)trial;
+  }
   /// After the step is wrapped and before the first batch: the place to probe batch sizes. Called
   /// for `task: infer` too (before the first measured forward pass).
   virtual void on_train_begin(TrialContext& trial) { (void)trial; }
   /// For host-resident data: return a loader to replace the runner's (prefetch does), or null.
   virtual std::unique_ptr<Loader> make_loader(const HostBatches& batches, TrialContext& trial) {
-    (void)batches; (void)trial;
+    (void)batches;
+    (void)trial;
     return nullptr;
   }
-  virtual void on_batch(Batch& batch, TrialContext& trial) { (void)batch; (void)trial; }
-  virtual Step wrap_step(Step step, TrialContext& trial) { (void)trial; return step; }
+  virtual void on_batch(Batch& batch, TrialContext& trial) {
+    (void)batch;
+    (void)trial;
+  }
+  virtual Step wrap_step(Step step, TrialContext& trial) {
+    (void)trial;
+    return step;
+  }
   virtual int wrap_order() const { return 500; }
-  virtual void on_step_end(const StepStats& stats, TrialContext& trial) { (void)stats; (void)trial; }
+  virtual void on_step_end(const StepStats& stats, TrialContext& trial) {
+    (void)stats;
+    (void)trial;
+  }
   virtual void on_epoch_end(TrialContext& trial) { (void)trial; }
   virtual void on_finish(TrialContext& trial) { (void)trial; }
 };
 
 /// What a plugin library exports (see RUNX_PLUGIN). Plain data, api_version first.
 struct PluginDescriptor {
-  int api_version;            ///< kPluginApiVersion of the plugin's build; MUST stay first
-  int torch_version;          ///< compat::kTorchVersion of the plugin's build
-  const char* name;           ///< must equal the library's file stem (libNAME.so -> NAME)
-  const char* version;        ///< the plugin's own version, e.g. "1.0.0"
-  const char* description;    ///< one line for `runx plugins`
+  int api_version;          ///< kPluginApiVersion of the plugin's build; MUST stay first
+  int torch_version;        ///< compat::kTorchVersion of the plugin's build
+  const char* name;         ///< must equal the library's file stem (libNAME.so -> NAME)
+  const char* version;      ///< the plugin's own version, e.g. "1.0.0"
+  const char* description;  ///< one line for `runx plugins`
   std::unique_ptr<Technique> (*create)();
 };
 
@@ -237,14 +249,13 @@ inline constexpr const char* kPluginEntryName = "runx_plugin";
 /// Defines and exports the entry of a plugin library. Use once per plugin, at namespace scope:
 ///   RUNX_PLUGIN(amp, "1.0.0", "mixed precision (autocast) with dynamic loss scaling", AmpTechnique)
 /// Requires <boost/dll/alias.hpp>, which runx/plugin_export.h includes.
-#define RUNX_PLUGIN(NAME, VERSION, DESCRIPTION, TYPE)                                          \
-  namespace runx_plugin_##NAME {                                                               \
-  static std::unique_ptr<::runx::Technique> Create() { return std::make_unique<TYPE>(); }      \
-  static const ::runx::PluginDescriptor* Describe() {                                          \
-    static const ::runx::PluginDescriptor d{::runx::kPluginApiVersion,                         \
-                                            ::runx::compat::kTorchVersion, #NAME, VERSION,     \
-                                            DESCRIPTION, &Create};                             \
-    return &d;                                                                                 \
-  }                                                                                            \
-  }                                                                                            \
+#define RUNX_PLUGIN(NAME, VERSION, DESCRIPTION, TYPE)                                                      \
+  namespace runx_plugin_##NAME {                                                                           \
+    static std::unique_ptr<::runx::Technique> Create() { return std::make_unique<TYPE>(); }                \
+    static const ::runx::PluginDescriptor* Describe() {                                                    \
+      static const ::runx::PluginDescriptor d{                                                             \
+          ::runx::kPluginApiVersion, ::runx::compat::kTorchVersion, #NAME, VERSION, DESCRIPTION, &Create}; \
+      return &d;                                                                                           \
+    }                                                                                                      \
+  }                                                                                                        \
   BOOST_DLL_ALIAS(runx_plugin_##NAME::Describe, runx_plugin)

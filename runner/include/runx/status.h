@@ -28,17 +28,23 @@ inline constexpr std::array<TrialStatus, 7> kTrialStatuses = {
 /// "incompatible".
 constexpr std::string_view Name(TrialStatus s) {
   switch (s) {
-    case TrialStatus::kOk: return "ok";
-    case TrialStatus::kFailed: return "failed";
-    case TrialStatus::kCrashed: return "crashed";
-    case TrialStatus::kOom: return "oom";
-    case TrialStatus::kTimeout: return "timeout";
-    case TrialStatus::kNan: return "nan";
-    case TrialStatus::kIncompatible: return "incompatible";
+    case TrialStatus::kOk:
+      return "ok";
+    case TrialStatus::kFailed:
+      return "failed";
+    case TrialStatus::kCrashed:
+      return "crashed";
+    case TrialStatus::kOom:
+      return "oom";
+    case TrialStatus::kTimeout:
+      return "timeout";
+    case TrialStatus::kNan:
+      return "nan";
+    case TrialStatus::kIncompatible:
+      return "incompatible";
   }
   return "failed";
 }
-
 
 /// The state of a run (one invocation of runx).
 enum class RunStatus {
@@ -53,10 +59,14 @@ inline constexpr std::array<RunStatus, 4> kRunStatuses = {RunStatus::kRunning, R
 
 constexpr std::string_view Name(RunStatus s) {
   switch (s) {
-    case RunStatus::kRunning: return "running";
-    case RunStatus::kOk: return "ok";
-    case RunStatus::kFailed: return "failed";
-    case RunStatus::kInterrupted: return "interrupted";
+    case RunStatus::kRunning:
+      return "running";
+    case RunStatus::kOk:
+      return "ok";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kInterrupted:
+      return "interrupted";
   }
   return "failed";
 }
@@ -70,7 +80,9 @@ constexpr std::optional<Status> ParseStatus(const std::array<Status, N>& all, st
 }
 
 /// The status named `name` ("ok", "oom", ...; "running", "interrupted", ...), or nullopt.
-constexpr std::optional<TrialStatus> ParseTrialStatus(std::string_view name) { return ParseStatus(kTrialStatuses, name); }
+constexpr std::optional<TrialStatus> ParseTrialStatus(std::string_view name) {
+  return ParseStatus(kTrialStatuses, name);
+}
 constexpr std::optional<RunStatus> ParseRunStatus(std::string_view name) { return ParseStatus(kRunStatuses, name); }
 
 }  // namespace runx

@@ -29,8 +29,9 @@ FilePairResult MakeFilePair(const FilePairRequest& request,
     r.outcome = FilePairResult::Outcome::kMadeMeanwhile;
     return r;
   }
-  r.partial = (final_path.parent_path() / (".partial-" + std::to_string(getpid()) + "-" + final_path.filename().string()))
-                  .string();
+  r.partial =
+      (final_path.parent_path() / (".partial-" + std::to_string(getpid()) + "-" + final_path.filename().string()))
+          .string();
   std::vector<std::string> argv = request.argv;
   argv.push_back(r.partial);
   if (starting) starting(argv);

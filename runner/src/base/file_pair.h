@@ -22,13 +22,13 @@ struct FilePairRequest {
 
 struct FilePairResult {
   enum class Outcome {
-    kMade,          ///< made and moved into place
-    kMadeMeanwhile, ///< another maker made it while this one waited for the lock
-    kCannotRun,     ///< the program could not be started (`error`)
-    kFailed,        ///< it ended with `status` != 0; nothing kept
-    kNoOutput,      ///< it ended well but wrote no pair; nothing kept
-    kRejected,      ///< the check refused the partial pair; nothing kept
-    kCannotMove,    ///< the pair could not be moved into place (`error`); nothing kept
+    kMade,           ///< made and moved into place
+    kMadeMeanwhile,  ///< another maker made it while this one waited for the lock
+    kCannotRun,      ///< the program could not be started (`error`)
+    kFailed,         ///< it ended with `status` != 0; nothing kept
+    kNoOutput,       ///< it ended well but wrote no pair; nothing kept
+    kRejected,       ///< the check refused the partial pair; nothing kept
+    kCannotMove,     ///< the pair could not be moved into place (`error`); nothing kept
   };
   Outcome outcome = Outcome::kFailed;
   int status = -1;      ///< the program's exit status (or 128 + signal)

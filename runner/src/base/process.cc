@@ -183,9 +183,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::option
       }
     }
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      const ssize_t n = written < input->size()
-                            ? WriteWithoutSigpipe(in.fd[1], input->data() + written, input->size() - written)
-                            : 0;
+      const ssize_t n =
+          written < input->size() ? WriteWithoutSigpipe(in.fd[1], input->data() + written, input->size() - written) : 0;
       if (n > 0) written += static_cast<size_t>(n);
       if (written >= input->size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close(in.fd[1]);  // all of it, or a reader that is gone: its end of input

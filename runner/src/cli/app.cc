@@ -6,9 +6,9 @@
 #include <optional>
 #include <system_error>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "base/spelling.h"
 #include "base/terminal.h"

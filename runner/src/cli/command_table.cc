@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "base/spelling.h"
 #include "cli/commands.h"
@@ -162,7 +162,8 @@ Handler DefineHistory(CLI::App& cmd, const std::vector<std::string>&) {
   };
   auto p = std::make_shared<Parsed>();
   HistoryArgs& history = p->history;
-  cmd.add_option("experiment", history.experiment, "experiment name or file (default: the experiment of the newest run)");
+  cmd.add_option("experiment", history.experiment,
+                 "experiment name or file (default: the experiment of the newest run)");
   cmd.add_option("--db", p->db, "results store (default: the file's `results`, results/runx.db)");
   cmd.add_option("--format", history.format, "how the history is printed")
       ->check(OneOf(kTableFormats))
@@ -238,8 +239,9 @@ Handler DefineSubmit(CLI::App& cmd, const std::vector<std::string>&) {
   cmd.add_flag("--any-build", submit.any_build, "runx run --any-build in every shard");
   cmd.add_flag("--dry-run", submit.dry_run, "print the scripts and the sbatch commands; submit nothing");
   cmd.add_flag("--wait", submit.wait, "wait until the merge job has ended, then show the status");
-  CLI::Option* status = cmd.add_option(
-      "--status", p->status, "show what the jobs of a submission did: its folder (default: the newest beside the store)");
+  CLI::Option* status =
+      cmd.add_option("--status", p->status,
+                     "show what the jobs of a submission did: its folder (default: the newest beside the store)");
   status->expected(0, 1);
   return [p, status] {
     SubmitArgs args = p->submit;
@@ -277,7 +279,8 @@ Handler DefineVerify(CLI::App& cmd, const std::vector<std::string>&) {
   auto p = std::make_shared<Parsed>();
   VerifyArgs& verify = p->verify;
   cmd.add_option("file", verify.file, "experiment YAML file")->required();
-  cmd.add_option("--db", p->db, "results store whose compiled packages package: auto names (default: the experiment's `results`)");
+  cmd.add_option("--db", p->db,
+                 "results store whose compiled packages package: auto names (default: the experiment's `results`)");
   cmd.add_option("--set", verify.overrides, "override a config value, as for run")->take_all();
   cmd.add_option("--steps", verify.steps, "training steps of each run")->check(WholeNumber(1))->capture_default_str();
   cmd.add_flag("--keep", verify.keep, "keep the runs' experiments, store and weights (the folder is printed)");
@@ -299,8 +302,7 @@ Handler DefineData(CLI::App& cmd, const std::vector<std::string>&) {
   pack->add_option("--source", p->source, "pack this source without an experiment file")
       ->check(OneOf({"fashion-mnist", "synthetic"}));
   pack->add_option("--path", p->path, "fashion-mnist: the folder of its IDX files");
-  pack->add_option("--train-limit", p->train_limit, "pack only the first N training samples")
-      ->check(WholeNumber(1));
+  pack->add_option("--train-limit", p->train_limit, "pack only the first N training samples")->check(WholeNumber(1));
   pack->add_option("--count", p->count, "synthetic: the number of samples to write")->check(WholeNumber(1));
   pack->add_option("--set", p->sets, "override a config value of the experiment")->take_all();
   return [p] { return DataPack(*p); };
@@ -364,8 +366,7 @@ const std::vector<Command>& Commands() {
       {"validate", "check experiment files against the schema; nothing runs", DefineValidate},
       {"plan", "print the trial matrix of an experiment; nothing runs", DefinePlan},
       {"query", "run a read-only SQL query on the results store", DefineQuery},
-      {"compare",
-       "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant",
+      {"compare", "compare two runs (or RUN:LABEL variants): throughput ratio B/A, 95% interval, verdict per variant",
        DefineCompare},
       {"history", "the runs of an experiment, newest first, with changes per variant", DefineHistory},
       {"report", "write one self-contained HTML file with the charts of runs, their history and environment",
@@ -394,7 +395,8 @@ const std::vector<Command>& Commands() {
 
 CommandLine MakeCommandLine(const std::vector<std::string>& words) {
   CommandLine line;
-  line.app = std::make_unique<CLI::App>("runx: declarative experiment runner for deep-learning performance work", "runx");
+  line.app =
+      std::make_unique<CLI::App>("runx: declarative experiment runner for deep-learning performance work", "runx");
   CLI::App& app = *line.app;
   app.set_version_flag("--version", fmt::format("runx {} (git {}{})", Version(), GitSha(),
                                                 GitDirty() == 1 ? ", uncommitted changes" : ""));

@@ -32,10 +32,10 @@ const std::vector<Command>& Commands();
 /// The exit statuses of every command (docs/running.md, the man page).
 enum ExitStatus : int {
   kExitOk = 0,
-  kExitFailed = 1,        ///< could not do it: a store or output failed, a refused query, a gate
-  kExitInvalidInput = 2,  ///< the command line, a config, a reference or a missing store
-  kExitInternal = 70,     ///< a bug in runx (EX_SOFTWARE)
-  kExitInterrupted = 130, ///< SIGINT, SIGTERM or SIGHUP
+  kExitFailed = 1,         ///< could not do it: a store or output failed, a refused query, a gate
+  kExitInvalidInput = 2,   ///< the command line, a config, a reference or a missing store
+  kExitInternal = 70,      ///< a bug in runx (EX_SOFTWARE)
+  kExitInterrupted = 130,  ///< SIGINT, SIGTERM or SIGHUP
 };
 
 /// The whole command line made from the table: the root app (named runx) with one subcommand per

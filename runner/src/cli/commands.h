@@ -77,18 +77,17 @@ struct ReportArgs {
   std::vector<std::string> runs;  ///< run references; empty: latest
   std::string out;                ///< -o FILE
   std::string db = "results/runx.db";
-  std::string threshold = "2%";   ///< of the history's verdicts
-  std::string experiment;         ///< where `latest` and git revisions look ("" = any experiment)
-  int history = 20;               ///< runs of each experiment's history; 0 = all
+  std::string threshold = "2%";  ///< of the history's verdicts
+  std::string experiment;        ///< where `latest` and git revisions look ("" = any experiment)
+  int history = 20;              ///< runs of each experiment's history; 0 = all
 };
-
 
 /// What slurm::MakeSubmission takes (the file, --set, --db, the jobs' resources and the shards'
 /// runx options), and how the command runs it.
 struct SubmitArgs : slurm::SubmitRequest {
   bool slurm = false;  ///< the scheduler (the only one: SLURM)
   bool dry_run = false;
-  bool wait = false;  ///< wait until the merge job has ended, then show the status
+  bool wait = false;                  ///< wait until the merge job has ended, then show the status
   std::optional<std::string> status;  ///< --status [DIR]: "" = the newest submission
 };
 
@@ -107,8 +106,7 @@ int Compile(const CompileArgs& args);
 /// not (or cannot be told), 2 invalid input.
 int Verify(const VerifyArgs& args);
 /// `runx plan FILE`: the trial matrix; nothing runs.
-int Plan(const std::string& file, const std::vector<std::string>& overrides,
-         const std::optional<std::string>& shard);
+int Plan(const std::string& file, const std::vector<std::string>& overrides, const std::optional<std::string>& shard);
 /// `runx validate FILE...`: every problem of every file; exit 2 on any.
 int Validate(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
 /// `runx query SQL`: read-only; exit 1 on a refused or failed statement, 2 without a store.

@@ -40,7 +40,8 @@ std::vector<int64_t> ResolveRuns(store::Store& store, const std::vector<std::str
   // experiment the first of those names, unless `experiment` says which.
   if (!experiment.empty()) {
     const auto names = store::ListExperiments(store);
-    if (std::find(names.begin(), names.end(), experiment) == names.end()) throw store::StoreError(NoRunOf(store, experiment));
+    if (std::find(names.begin(), names.end(), experiment) == names.end())
+      throw store::StoreError(NoRunOf(store, experiment));
   }
   std::vector<int64_t> ids(refs.size(), 0);
   const auto direct = [](const std::string& r) {
@@ -97,10 +98,11 @@ int Compare(const CompareArgs& args) {
   const SideRef a = ParseSide(args.a);
   const SideRef b = ParseSide(args.b);
   if (a.label.has_value() != b.label.has_value()) {
-    fmt::print(stderr,
-               "runx: error: give a variant on both sides (RUN:LABEL RUN:LABEL, e.g. latest:baseline latest:bf16) or on "
-               "neither (two whole runs); got '{}' and '{}'\n",
-               args.a, args.b);
+    fmt::print(
+        stderr,
+        "runx: error: give a variant on both sides (RUN:LABEL RUN:LABEL, e.g. latest:baseline latest:bf16) or on "
+        "neither (two whole runs); got '{}' and '{}'\n",
+        args.a, args.b);
     return 2;
   }
   if (!std::filesystem::exists(args.db)) {

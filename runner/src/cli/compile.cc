@@ -58,9 +58,10 @@ bool CheckPackage(const Needed& n, const std::string& partial, const spec::Schem
   options.steps = kCheckSteps;
   options.compiled_dir = compiled_dir;
   options.work_dir = (fs::path(partial).parent_path() / fmt::format(".check-{}", getpid())).string();
-  fmt::print("compile: checking the package by training {} steps with it through runx (trial {}) against the step "
-             "without it, from the same weights and batches\n",
-             kCheckSteps, n.trials.front());
+  fmt::print(
+      "compile: checking the package by training {} steps with it through runx (trial {}) against the step "
+      "without it, from the same weights and batches\n",
+      kCheckSteps, n.trials.front());
   std::fflush(stdout);
   engine::StepCheckResult result;
   std::string error;
@@ -138,8 +139,8 @@ bool Make(const Needed& n, const std::string& python, const spec::SchemaSet& sch
     return CheckPackage(n, partial, schemas, compiled_dir);
   };
   // This process's stdout and stderr: the compile prints its progress for minutes.
-  const auto r = base::MakeFilePair({p.path, CompileStep(python, p.args, {"--measure", "0", "-o"}), false},
-                                    PrintCommand, check);
+  const auto r =
+      base::MakeFilePair({p.path, CompileStep(python, p.args, {"--measure", "0", "-o"}), false}, PrintCommand, check);
   if (r.outcome == base::FilePairResult::Outcome::kFailed)
     fmt::print(stderr, "runx: error: compile_step.py ended with status {} for {}; nothing was kept\n", r.status,
                p.path);
@@ -172,7 +173,7 @@ bool MakeArtifact(const spec::PythonArtifact& a, const std::string& python) {
     const auto facts = nlohmann::json::parse(*sidecar, nullptr, /*allow_exceptions=*/false);
     if (facts.is_object() && facts.contains("method") && facts["method"].is_string())
       method = facts["method"] == "trace" ? "traced; torch.jit.script: " + facts.value("script_error", std::string())
-                                           : "scripted";
+                                          : "scripted";
   }
   fmt::print("compile: made {} ({})\n", a.path, method);
   return true;
@@ -227,9 +228,9 @@ int Compile(const CompileArgs& args) {
   const std::string release = engine::LibTorchRelease();
   PythonTorch python_torch_probe(args.python);
 
-  std::map<std::string, Needed> needed;  // by path
+  std::map<std::string, Needed> needed;                                                        // by path
   std::map<std::string, std::pair<spec::PythonArtifact, std::vector<std::string>>> artifacts;  // by path: trials
-  std::vector<std::pair<std::string, std::string>> refused;  // (trial, reason)
+  std::vector<std::pair<std::string, std::string>> refused;                                    // (trial, reason)
   size_t trials = 0, python_trials = 0;
   for (const auto& t : loaded->plan.trials) {
     if (t.repeat_index != 0) continue;
@@ -263,9 +264,10 @@ int Compile(const CompileArgs& args) {
     n.trials.push_back(t.label);
   }
   if (trials == 0 && python_trials == 0) {
-    fmt::print("compile: no trial of {} trains a python model or runs compiled_step with package: auto; nothing to "
-               "make\n",
-               args.file);
+    fmt::print(
+        "compile: no trial of {} trains a python model or runs compiled_step with package: auto; nothing to "
+        "make\n",
+        args.file);
     return 0;
   }
   if (python_trials > 0) {
@@ -308,9 +310,10 @@ int Compile(const CompileArgs& args) {
   const std::string cannot_load =
       engine::HasAotInductor()
           ? ""
-          : fmt::format("this runx (LibTorch {}) cannot load AOTInductor packages: compiled_step needs LibTorch 2.6 "
-                        "or later, and its trials stay incompatible here",
-                        release);
+          : fmt::format(
+                "this runx (LibTorch {}) cannot load AOTInductor packages: compiled_step needs LibTorch 2.6 "
+                "or later, and its trials stay incompatible here",
+                release);
 
   // The package must be compiled by the torch release that will load it.
   const auto& probe = python_torch_probe.Probe();

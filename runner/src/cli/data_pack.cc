@@ -34,8 +34,8 @@ std::string Size(int64_t bytes) {
 /// The data section as YAML, keys in reading order.
 std::string DataYaml(const nlohmann::json& d) {
   std::string out = "data:\n";
-  for (const char* key : {"source", "path", "labels", "eval_path", "eval_labels", "num_classes", "batch_size",
-                          "shuffle", "normalize"}) {
+  for (const char* key :
+       {"source", "path", "labels", "eval_path", "eval_labels", "num_classes", "batch_size", "shuffle", "normalize"}) {
     if (!d.contains(key)) continue;
     const auto& v = d[key];
     std::string text;
@@ -77,8 +77,10 @@ int DataPack(const data::PackRequest& request) {
     if (!request.path.empty()) data["path"] = request.path;
   } else {
     if (request.source != "fashion-mnist") {
-      fmt::print(stderr, "runx: error: --source {} needs an experiment file (for data.shape and data.num_classes); "
-                         "write one and run 'runx data pack EXPERIMENT.yaml --count N --out DIR'\n", request.source);
+      fmt::print(stderr,
+                 "runx: error: --source {} needs an experiment file (for data.shape and data.num_classes); "
+                 "write one and run 'runx data pack EXPERIMENT.yaml --count N --out DIR'\n",
+                 request.source);
       return 2;
     }
     data = {{"source", request.source}, {"batch_size", 128}};

@@ -12,8 +12,8 @@ namespace runx::cli {
 
 struct LoadedPlan {
   spec::Experiment experiment;
-  spec::Plan full;   ///< the whole plan
-  spec::Plan plan;   ///< the shard to run (the whole plan without --shard)
+  spec::Plan full;  ///< the whole plan
+  spec::Plan plan;  ///< the shard to run (the whole plan without --shard)
 };
 
 std::vector<spec::Override> ToOverrides(const std::vector<std::string>& sets);

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/command_table.h"
 #include "version.h"
@@ -82,7 +82,8 @@ void ManCommand(const CLI::App& app, std::string* out) {
     std::string text = opt->get_description();
     if (!opt->get_default_str().empty()) text += fmt::format(" (default: {})", opt->get_default_str());
     if (opt->get_positional()) {
-      *out += fmt::format(".TP\n.I {}\n{}{}\n", Roff(opt->get_name()), Roff(text), opt->get_required() ? " (required)" : "");
+      *out += fmt::format(".TP\n.I {}\n{}{}\n", Roff(opt->get_name()), Roff(text),
+                          opt->get_required() ? " (required)" : "");
     } else {
       *out += fmt::format(".TP\n.B {}\n{}\n", Roff(OptionLabel(*opt)), Roff(text));
     }
@@ -96,7 +97,8 @@ std::string BashCompletion(const CLI::App& root) {
   const std::vector<std::string> commands = ListedNames(root);
   std::string cases;
   for (const CLI::App* sub : ListedCommands(root)) CompleteCommand(*sub, sub->get_name(), &cases);
-  return fmt::format(R"bash(# bash completion for runx, made by `runx completion bash` from runx {version}'s command table.
+  return fmt::format(
+      R"bash(# bash completion for runx, made by `runx completion bash` from runx {version}'s command table.
 # Install: runx completion bash > ~/.local/share/bash-completion/completions/runx
 _runx() {{
   local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="" path="" i w skip=""
@@ -137,7 +139,7 @@ _runx_words() {{
 shopt -s extglob 2>/dev/null
 complete -o filenames -o bashdefault -F _runx runx
 )bash",
-                     fmt::arg("version", Version()), fmt::arg("commands", Words(commands)), fmt::arg("cases", cases));
+      fmt::arg("version", Version()), fmt::arg("commands", Words(commands)), fmt::arg("cases", cases));
 }
 
 std::string ManPage(const CLI::App& root) {

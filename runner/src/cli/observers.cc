@@ -92,7 +92,9 @@ void ConsoleObserver::Waiting(size_t count, int64_t holder_run) {
              count == 1 ? "" : "s", holder_run);
 }
 
-void ConsoleObserver::Warning(const std::string& text) { fmt::print(stderr, "runx: warning: {}\n", base::Printable(text)); }
+void ConsoleObserver::Warning(const std::string& text) {
+  fmt::print(stderr, "runx: warning: {}\n", base::Printable(text));
+}
 
 void JsonObserver::Emit(const nlohmann::json& event) {
   fmt::print("{}\n", event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -101,13 +103,21 @@ void JsonObserver::Emit(const nlohmann::json& event) {
 
 void JsonObserver::RunStarted(int64_t run_id, const spec::Plan& plan, bool resumed) {
   total_ = plan.trials.size();
-  Emit({{"event", "sweep_start"}, {"run_id", run_id}, {"sweep_id", run_id}, {"trials", total_},
-        {"variants", plan.variants}, {"repeats", plan.repeats}, {"resumed", resumed}});
+  Emit({{"event", "sweep_start"},
+        {"run_id", run_id},
+        {"sweep_id", run_id},
+        {"trials", total_},
+        {"variants", plan.variants},
+        {"repeats", plan.repeats},
+        {"resumed", resumed}});
 }
 
 void JsonObserver::TrialStarted(size_t index, const spec::PlannedTrial& t) {
   index_ = index;
-  nlohmann::json e = {{"event", "trial_start"}, {"index", index + 1}, {"total", total_}, {"label", t.label},
+  nlohmann::json e = {{"event", "trial_start"},
+                      {"index", index + 1},
+                      {"total", total_},
+                      {"label", t.label},
                       {"repeat", t.repeat_index}};
   if (const auto placed = devices_.find(index); placed != devices_.end()) e["device"] = placed->second;
   Emit(e);
@@ -126,8 +136,13 @@ void JsonObserver::TrialFinished(size_t index, const spec::PlannedTrial& t, engi
   const std::string status = fate == engine::TrialFate::kRan      ? std::string(Name(r.status))
                              : fate == engine::TrialFate::kReused ? "ok"
                                                                   : "";
-  Emit({{"event", "trial_end"}, {"index", index + 1}, {"label", t.label}, {"repeat", t.repeat_index},
-        {"status", status}, {"error", r.error}, {"fate", how}});
+  Emit({{"event", "trial_end"},
+        {"index", index + 1},
+        {"label", t.label},
+        {"repeat", t.repeat_index},
+        {"status", status},
+        {"error", r.error},
+        {"fate", how}});
 }
 
 void JsonObserver::Waiting(size_t count, int64_t holder_run) {

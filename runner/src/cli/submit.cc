@@ -48,8 +48,7 @@ int Submit(const SubmitArgs& args) {
   if (!loaded) return 2;
   slurm::Submission submission;
   try {
-    submission =
-        slurm::MakeSubmission(args, loaded->experiment.config, static_cast<int>(loaded->full.trials.size()));
+    submission = slurm::MakeSubmission(args, loaded->experiment.config, static_cast<int>(loaded->full.trials.size()));
   } catch (const slurm::SubmitError& e) {
     Error(e.what(), e.hint());
     return 2;

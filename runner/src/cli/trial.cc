@@ -21,9 +21,8 @@ int Prepare() {
   try {
     std::ostringstream request;
     request << std::cin.rdbuf();
-    const std::string answer =
-        engine::PrepareTrials(nlohmann::json::parse(request.str()))
-            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string answer = engine::PrepareTrials(nlohmann::json::parse(request.str()))
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::fflush(stdout);  // anything printed while the plugins loaded comes first: the answer is the last line
     std::fputs((answer + "\n").c_str(), stdout);
     std::fflush(stdout);

@@ -7,8 +7,8 @@
 namespace runx::cli {
 
 struct UserCommit {
-  std::string sha;           ///< the full commit id of HEAD; "" outside a repository (or without git)
-  std::optional<bool> dirty; ///< tracked files differ from HEAD (untracked files do not count)
+  std::string sha;            ///< the full commit id of HEAD; "" outside a repository (or without git)
+  std::optional<bool> dirty;  ///< tracked files differ from HEAD (untracked files do not count)
 };
 
 /// The commit of the repository holding `file` (git -C <its folder>); empty where git is missing,

@@ -2,8 +2,8 @@
 // dataset-fashion-mnist installs.
 #include <filesystem>
 
-#include <fmt/format.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "data/host_tensors.h"
@@ -24,8 +24,8 @@ class FashionMnist : public DataSource {
       : batch_(common.batch_size), shuffle_(common.shuffle), device_(device) {
     auto a = LoadFashionMnist(d);
     if (batch_ > a.train_x.size(0))
-      throw DataError(fmt::format("data.batch_size {} is larger than the training split ({} samples)",
-                                  batch_, a.train_x.size(0)));
+      throw DataError(
+          fmt::format("data.batch_size {} is larger than the training split ({} samples)", batch_, a.train_x.size(0)));
     train_x_ = a.train_x.to(device);  // [N, 1, 28, 28] uint8
     train_y_ = a.train_y.to(device);
     eval_.input = Normalize(a.test_x.to(device));
@@ -75,9 +75,10 @@ FashionMnistArrays LoadFashionMnist(const nlohmann::json& d) {
       auto p = std::filesystem::path(dir) / (std::string(stem) + ext);
       if (std::filesystem::exists(p)) return p.string();
     }
-    throw DataError(fmt::format("fashion-mnist: '{}' not found in '{}'; install it with "
-                                "'apt-get install dataset-fashion-mnist' or set data.path",
-                                stem, dir));
+    throw DataError(
+        fmt::format("fashion-mnist: '{}' not found in '{}'; install it with "
+                    "'apt-get install dataset-fashion-mnist' or set data.path",
+                    stem, dir));
   };
   FashionMnistArrays a;
   a.train_x = ReadIdx(file("train-images-idx3-ubyte"));

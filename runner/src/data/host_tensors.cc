@@ -1,7 +1,7 @@
 #include "data/host_tensors.h"
 
-#include <fmt/format.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 namespace runx::data {
@@ -23,9 +23,7 @@ torch::Tensor PerChannel(const std::vector<double>& values, int64_t rank, const 
 
 }  // namespace
 
-uint64_t EpochSeed(uint64_t seed, int64_t epoch) {
-  return SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(epoch));
-}
+uint64_t EpochSeed(uint64_t seed, int64_t epoch) { return SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(epoch)); }
 
 HostTensors::HostTensors(HostTensorsOptions options) : o_(std::move(options)) {
   const int64_t n = o_.inputs.size(0);
@@ -37,9 +35,10 @@ HostTensors::HostTensors(HostTensorsOptions options) : o_(std::move(options)) {
   const int64_t channels = o_.inputs.dim() > 1 ? o_.inputs.size(1) : 1;
   for (const auto* v : {&norm.mean, &norm.std}) {
     if (v->size() != 1 && static_cast<int64_t>(v->size()) != channels)
-      throw DataError(fmt::format("{}: data.normalize has {} values, the samples have {} channels (their first "
-                                  "dimension); give one value or one per channel",
-                                  o_.name, v->size(), channels));
+      throw DataError(
+          fmt::format("{}: data.normalize has {} values, the samples have {} channels (their first "
+                      "dimension); give one value or one per channel",
+                      o_.name, v->size(), channels));
   }
   if (norm.mean.size() > 1 || norm.std.size() > 1) {
     const int64_t rank = o_.inputs.dim() - 1;
@@ -60,8 +59,8 @@ SampleSpec HostTensors::sample_spec() const {
 
 void HostTensors::set_batch_size(int64_t n) {
   if (n < 1 || n > o_.inputs.size(0))
-    throw DataError(fmt::format("{}: batch size {} does not fit the training split ({} samples)", o_.name, n,
-                                o_.inputs.size(0)));
+    throw DataError(
+        fmt::format("{}: batch size {} does not fit the training split ({} samples)", o_.name, n, o_.inputs.size(0)));
   o_.batch_size = n;
 }
 
@@ -106,7 +105,8 @@ Batch HostTensors::Prepare(Batch b) const {
     step([&](torch::Tensor& t) { return t.div_(std); }, [&](torch::Tensor& t) { return t.div(std); });
   } else {
     if (norm.mean[0] != 0.0)
-      step([&](torch::Tensor& t) { return t.sub_(norm.mean[0]); }, [&](torch::Tensor& t) { return t.sub(norm.mean[0]); });
+      step([&](torch::Tensor& t) { return t.sub_(norm.mean[0]); },
+           [&](torch::Tensor& t) { return t.sub(norm.mean[0]); });
     if (norm.std[0] != 1.0)
       step([&](torch::Tensor& t) { return t.div_(norm.std[0]); }, [&](torch::Tensor& t) { return t.div(norm.std[0]); });
   }

@@ -42,10 +42,18 @@ MappedFile::~MappedFile() {
 void MappedFile::Advise(Access access) const {
   int advice = MADV_NORMAL;
   switch (access) {
-    case Access::kNormal: advice = MADV_NORMAL; break;
-    case Access::kSequential: advice = MADV_SEQUENTIAL; break;
-    case Access::kRandom: advice = MADV_RANDOM; break;
-    case Access::kWillNeed: advice = MADV_WILLNEED; break;
+    case Access::kNormal:
+      advice = MADV_NORMAL;
+      break;
+    case Access::kSequential:
+      advice = MADV_SEQUENTIAL;
+      break;
+    case Access::kRandom:
+      advice = MADV_RANDOM;
+      break;
+    case Access::kWillNeed:
+      advice = MADV_WILLNEED;
+      break;
   }
   (void)::madvise(data_, size_, advice);
 }

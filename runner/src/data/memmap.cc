@@ -59,30 +59,32 @@ torch::Tensor MapArray(const std::string& path, const std::string& key, const Ar
     offset = h.data_offset;
   } else {
     if (!layout.dtype || !layout.sample_shape)
-      throw DataError(fmt::format("'{}' ({}) is not a .npy file; to read it as raw binary give data.dtype and "
-                                  "data.shape (the shape of one sample)",
-                                  path, key));
+      throw DataError(
+          fmt::format("'{}' ({}) is not a .npy file; to read it as raw binary give data.dtype and "
+                      "data.shape (the shape of one sample)",
+                      path, key));
     dtype = *layout.dtype;
     int64_t sample_bytes = static_cast<int64_t>(c10::elementSize(dtype));
     for (auto d : *layout.sample_shape) sample_bytes *= d;
     if (sample_bytes <= 0 || size % sample_bytes != 0)
-      throw DataError(fmt::format("'{}' ({}) is {} bytes, not a whole number of samples of {} bytes ({} {}); check "
-                                  "{}",
-                                  path, key, size, sample_bytes, DtypeName(dtype), ShapeText(*layout.sample_shape),
-                                  layout.from));
+      throw DataError(
+          fmt::format("'{}' ({}) is {} bytes, not a whole number of samples of {} bytes ({} {}); check "
+                      "{}",
+                      path, key, size, sample_bytes, DtypeName(dtype), ShapeText(*layout.sample_shape), layout.from));
     shape = {size / sample_bytes};
     shape.insert(shape.end(), layout.sample_shape->begin(), layout.sample_shape->end());
   }
   const std::byte* data = file->data() + offset;
   if (reinterpret_cast<uintptr_t>(data) % c10::elementSize(dtype) != 0)
-    throw DataError(fmt::format("'{}' ({}): its data starts at byte {}, not aligned to its {}-byte elements; save it "
-                                "again with a recent NumPy",
-                                path, key, offset, c10::elementSize(dtype)));
+    throw DataError(
+        fmt::format("'{}' ({}): its data starts at byte {}, not aligned to its {}-byte elements; save it "
+                    "again with a recent NumPy",
+                    path, key, offset, c10::elementSize(dtype)));
   if (file_out) *file_out = file;
   // Read-only pages: tensors over them must never be written in place. The deleter holds the
   // mapping for as long as any tensor shares this storage.
-  return torch::from_blob(const_cast<std::byte*>(data), shape, [file](void*) {},
-                          torch::TensorOptions().dtype(dtype));
+  return torch::from_blob(
+      const_cast<std::byte*>(data), shape, [file](void*) {}, torch::TensorOptions().dtype(dtype));
 }
 
 MemmapSource::MemmapSource(const nlohmann::json& d, const c10::Device& device, uint64_t seed)
@@ -108,9 +110,10 @@ MemmapSource::Opened MemmapSource::Open(const nlohmann::json& d, const c10::Devi
       throw DataError(fmt::format("'{}' (data.{}) has shape {}; expected one label per sample, shape [N]", path, key,
                                   ShapeText(labels.sizes())));
     if (!IsIntegral(labels.scalar_type()))
-      throw DataError(fmt::format("'{}' (data.{}) holds {}; labels must be integers (class indices): convert them, "
-                                  "e.g. labels.astype('int64')",
-                                  path, key, DtypeName(labels.scalar_type())));
+      throw DataError(
+          fmt::format("'{}' (data.{}) holds {}; labels must be integers (class indices): convert them, "
+                      "e.g. labels.astype('int64')",
+                      path, key, DtypeName(labels.scalar_type())));
     if (labels.size(0) != inputs.size(0))
       throw DataError(fmt::format("'{}' (data.{}) has {} labels for the {} samples of data.{}", path, key,
                                   labels.size(0), inputs.size(0), inputs_key));
@@ -158,11 +161,12 @@ MemmapSource::Opened MemmapSource::Open(const nlohmann::json& d, const c10::Devi
     eval_hi = o.eval_labels.max().item<int64_t>();
   }
   if (std::min(lo, eval_lo) < 0)
-    throw DataError(fmt::format("memmap: the labels hold {}; labels must be class indices >= 0", std::min(lo, eval_lo)));
+    throw DataError(
+        fmt::format("memmap: the labels hold {}; labels must be class indices >= 0", std::min(lo, eval_lo)));
   o.num_classes = d.value("num_classes", hi + 1);
   if (std::max(hi, eval_hi) >= o.num_classes)
-    throw DataError(fmt::format("memmap: the labels hold {}, not below data.num_classes {}", std::max(hi, eval_hi),
-                                o.num_classes));
+    throw DataError(
+        fmt::format("memmap: the labels hold {}, not below data.num_classes {}", std::max(hi, eval_hi), o.num_classes));
 
   const bool bytes = o.inputs.scalar_type() == c10::ScalarType::Byte;
   const auto norm = d.value("normalize", nlohmann::json::object());

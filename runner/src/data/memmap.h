@@ -7,8 +7,8 @@
 #include <vector>
 
 #include <c10/core/Device.h>
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "data/host_tensors.h"
 #include "data/mapped_file.h"
@@ -20,7 +20,7 @@ namespace runx::data {
 struct ArrayLayout {
   std::optional<c10::ScalarType> dtype;
   std::optional<std::vector<int64_t>> sample_shape;  ///< {} for one value per sample (labels)
-  std::string from;  ///< "data.dtype", "data.path's samples", ...
+  std::string from;                                  ///< "data.dtype", "data.path's samples", ...
   bool check_npy = true;  ///< false: `dtype` is only the raw default (data.label_dtype absent)
 };
 

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "base/cleanup.h"
 #include "data/data.h"
@@ -81,8 +81,8 @@ class LiteralParser {
     if (c == '(' || c == '[') return Sequence(depth, c == '(' ? ')' : ']');
     if (c == '\'' || c == '"') return String();
     if (c == '-' || (c >= '0' && c <= '9')) return Integer();
-    for (const auto& [word, value] : {std::pair<const char*, nlohmann::json>{"True", true}, {"False", false},
-                                      {"None", nullptr}}) {
+    for (const auto& [word, value] :
+         {std::pair<const char*, nlohmann::json>{"True", true}, {"False", false}, {"None", nullptr}}) {
       const size_t n = std::strlen(word);
       if (s_.substr(i_, n) == word) {
         i_ += n;
@@ -150,9 +150,10 @@ c10::ScalarType DtypeFromDescr(const std::string& descr, const std::string& path
   const std::string code = descr.substr(1);
   const bool single_byte = code.size() == 2 && code[1] == '1';
   if (order == '>' && !single_byte)
-    throw DataError(fmt::format("'{}' holds big-endian data ('{}'); runx reads little-endian only: convert it "
-                                "with a.astype(a.dtype.newbyteorder('<'))",
-                                path, descr));
+    throw DataError(
+        fmt::format("'{}' holds big-endian data ('{}'); runx reads little-endian only: convert it "
+                    "with a.astype(a.dtype.newbyteorder('<'))",
+                    path, descr));
   if (order != '<' && order != '|' && order != '=' && order != '>')
     throw DataError(fmt::format("'{}' has an unknown dtype '{}'", path, descr));
   for (const auto& d : kDtypes)
@@ -178,14 +179,11 @@ int64_t NpyHeader::data_bytes() const {
   return n;
 }
 
-bool IsNpy(const void* bytes, size_t size) {
-  return size >= kMagicSize && std::memcmp(bytes, kMagic, kMagicSize) == 0;
-}
+bool IsNpy(const void* bytes, size_t size) { return size >= kMagicSize && std::memcmp(bytes, kMagic, kMagicSize) == 0; }
 
 NpyHeader ParseNpyHeader(const void* bytes, size_t size, const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(bytes);
-  if (!IsNpy(bytes, size))
-    throw DataError(fmt::format("'{}' is not a .npy file (no \\x93NUMPY magic)", path));
+  if (!IsNpy(bytes, size)) throw DataError(fmt::format("'{}' is not a .npy file (no \\x93NUMPY magic)", path));
   if (size < 10) throw DataError(fmt::format("'{}' is truncated inside its .npy header", path));
   const int major = p[6];
   if (major < 1 || major > 3)
@@ -194,7 +192,8 @@ NpyHeader ParseNpyHeader(const void* bytes, size_t size, const std::string& path
   if (size < prefix) throw DataError(fmt::format("'{}' is truncated inside its .npy header", path));
   const size_t header_len = ReadLittle(p + 8, major == 1 ? 2 : 4);
   if (header_len > kMaxHeaderBytes)
-    throw DataError(fmt::format("'{}' declares a .npy header of {} bytes; at most {}", path, header_len, kMaxHeaderBytes));
+    throw DataError(
+        fmt::format("'{}' declares a .npy header of {} bytes; at most {}", path, header_len, kMaxHeaderBytes));
   if (size < prefix + header_len) throw DataError(fmt::format("'{}' is truncated inside its .npy header", path));
   const std::string_view text(reinterpret_cast<const char*>(p + prefix), header_len);
   const nlohmann::json dict = LiteralParser(text, path).ParseAll();
@@ -203,11 +202,12 @@ NpyHeader ParseNpyHeader(const void* bytes, size_t size, const std::string& path
     if (!dict.contains(key)) throw DataError(fmt::format("'{}' has a bad .npy header: no '{}'", path, key));
   const auto& descr = dict["descr"];
   if (!descr.is_string())
-    throw DataError(fmt::format("'{}' holds a structured dtype {}; runx reads plain arrays of one dtype", path,
-                                descr.dump()));
+    throw DataError(
+        fmt::format("'{}' holds a structured dtype {}; runx reads plain arrays of one dtype", path, descr.dump()));
   NpyHeader h;
   h.dtype = DtypeFromDescr(descr.get<std::string>(), path);
-  if (!dict["shape"].is_array()) throw DataError(fmt::format("'{}' has a bad .npy header: 'shape' is not a tuple", path));
+  if (!dict["shape"].is_array())
+    throw DataError(fmt::format("'{}' has a bad .npy header: 'shape' is not a tuple", path));
   for (const auto& d : dict["shape"]) {
     if (!d.is_number_integer() || d.get<int64_t>() < 0)
       throw DataError(fmt::format("'{}' has a bad .npy header: shape {}", path, dict["shape"].dump()));
@@ -217,9 +217,10 @@ NpyHeader ParseNpyHeader(const void* bytes, size_t size, const std::string& path
     throw DataError(fmt::format("'{}' has a bad .npy header: 'fortran_order' is not True or False", path));
   const bool matters = std::count_if(h.shape.begin(), h.shape.end(), [](int64_t d) { return d > 1; }) > 1;
   if (dict["fortran_order"].get<bool>() && matters)
-    throw DataError(fmt::format("'{}' is stored in Fortran (column-major) order; runx reads C order: save "
-                                "numpy.ascontiguousarray(a) instead",
-                                path));
+    throw DataError(
+        fmt::format("'{}' is stored in Fortran (column-major) order; runx reads C order: save "
+                    "numpy.ascontiguousarray(a) instead",
+                    path));
   h.data_offset = static_cast<int64_t>(prefix + header_len);
   return h;
 }

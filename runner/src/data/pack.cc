@@ -8,9 +8,9 @@
 
 #include <sys/statvfs.h>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "data/npy.h"
@@ -59,7 +59,9 @@ PackResult PackFashionMnist(const nlohmann::json& data, const fs::path& dir) {
   r.files.push_back(Save(dir, "eval_inputs.npy", a.test_x));
   r.files.push_back(Save(dir, "eval_labels.npy", a.test_y));
   const auto [mean, std] = PixelStats(a.train_x);
-  r.data = {{"eval_path", r.files[2].path}, {"eval_labels", r.files[3].path}, {"num_classes", 10},
+  r.data = {{"eval_path", r.files[2].path},
+            {"eval_labels", r.files[3].path},
+            {"num_classes", 10},
             {"normalize", {{"mean", Round4(mean)}, {"std", Round4(std)}}}};
   return r;
 }
@@ -80,9 +82,10 @@ PackResult PackSynthetic(const nlohmann::json& data, uint64_t seed, const fs::pa
   if (::statvfs(dir.c_str(), &fs_stat) == 0) {
     const double free = static_cast<double>(fs_stat.f_bavail) * static_cast<double>(fs_stat.f_frsize);
     if (bytes > free)
-      throw DataError(fmt::format("--count {} writes {:.3g} GB ({} float32 values a sample and a label), and '{}' "
-                                  "has {:.3g} GB free; pack fewer samples or into another folder",
-                                  count, bytes / 1e9, sample, dir.string(), free / 1e9));
+      throw DataError(
+          fmt::format("--count {} writes {:.3g} GB ({} float32 values a sample and a label), and '{}' "
+                      "has {:.3g} GB free; pack fewer samples or into another folder",
+                      count, bytes / 1e9, sample, dir.string(), free / 1e9));
   }
   const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (sample * 4));
   std::vector<int64_t> full{count};

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include <c10/core/Device.h>
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "data/data.h"
 #include "spec/trial_config.h"

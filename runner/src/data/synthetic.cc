@@ -2,8 +2,8 @@
 #include <chrono>
 #include <thread>
 
-#include <fmt/format.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "data/host_tensors.h"

@@ -116,16 +116,16 @@ TextSource::Opened TextSource::Open(const nlohmann::json& d, const c10::Device& 
 }
 
 std::vector<std::pair<std::string, std::string>> TextSource::Facts() const {
-  std::vector<std::pair<std::string, std::string>> facts{{"data.pack", pack_.dir},
-                                                         {"data.tokenizer", TokenizerName(pack_.tokenizer)},
-                                                         {"data.vocab_size", std::to_string(pack_.vocab_size)},
-                                                         {"data.tokens", std::to_string(pack_.tokens)},
-                                                         {"data.train_tokens", std::to_string(split_.train)},
-                                                         {"data.val_tokens", std::to_string(split_.val)},
-                                                         {"data.train_blocks", std::to_string(train_blocks_)},
-                                                         {"data.val_blocks", std::to_string(val_blocks_)},
-                                                         {"data.unigram_loss",
-                                                          fmt::format("{:.4f}", UnigramLoss(tokens_, split_, pack_.vocab_size))}};
+  std::vector<std::pair<std::string, std::string>> facts{
+      {"data.pack", pack_.dir},
+      {"data.tokenizer", TokenizerName(pack_.tokenizer)},
+      {"data.vocab_size", std::to_string(pack_.vocab_size)},
+      {"data.tokens", std::to_string(pack_.tokens)},
+      {"data.train_tokens", std::to_string(split_.train)},
+      {"data.val_tokens", std::to_string(split_.val)},
+      {"data.train_blocks", std::to_string(train_blocks_)},
+      {"data.val_blocks", std::to_string(val_blocks_)},
+      {"data.unigram_loss", fmt::format("{:.4f}", UnigramLoss(tokens_, split_, pack_.vocab_size))}};
   if (pack_.tokenizer == Tokenizer::kChars) {
     nlohmann::json vocab = nlohmann::json::array();  // id -> its character
     for (int64_t id = 0; id < pack_.vocab_size; ++id)

@@ -64,7 +64,6 @@ double OnlineCpus() {
   return n > 0 ? static_cast<double>(n) : 1.0;
 }
 
-
 std::string DescribeQuiet(const CpuLoad& load, const std::string& load_average_1m) {
   const bool quiet = load.other_cpus < report::BusyLimit(load.cpus);
   std::string text = fmt::format("{}: other processes used {:.2f} of {:g} CPUs over {:.2g} s", quiet ? "yes" : "no",

@@ -1,7 +1,7 @@
 #include "machine/nvml.h"
 
-#include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
+#include <boost/dll/shared_library.hpp>
 
 #include <utility>
 
@@ -72,11 +72,16 @@ std::optional<std::string> ComputeMode(const Nvml& nvml, Device d) {
   const auto mode = Read<int>(nvml, "nvmlDeviceGetComputeMode", d);
   if (!mode) return std::nullopt;
   switch (*mode) {
-    case 0: return "default";
-    case 1: return "exclusive_thread";
-    case 2: return "prohibited";
-    case 3: return "exclusive_process";
-    default: return fmt::format("mode {}", *mode);
+    case 0:
+      return "default";
+    case 1:
+      return "exclusive_thread";
+    case 2:
+      return "prohibited";
+    case 3:
+      return "exclusive_process";
+    default:
+      return fmt::format("mode {}", *mode);
   }
 }
 
@@ -84,7 +89,8 @@ NvmlGpu ReadGpu(const Nvml& nvml, unsigned index, Device d) {
   NvmlGpu g;
   g.index = index;
   char name[96] = {0};
-  if (nvml.Call("nvmlDeviceGetName", d, static_cast<char*>(name), static_cast<unsigned>(sizeof name - 1))) g.name = name;
+  if (nvml.Call("nvmlDeviceGetName", d, static_cast<char*>(name), static_cast<unsigned>(sizeof name - 1)))
+    g.name = name;
   g.max_sm_clock_mhz = Clock(nvml, "nvmlDeviceGetMaxClockInfo", d, kSm);
   g.max_mem_clock_mhz = Clock(nvml, "nvmlDeviceGetMaxClockInfo", d, kMem);
   g.app_sm_clock_mhz = Clock(nvml, "nvmlDeviceGetApplicationsClock", d, kSm);
@@ -94,7 +100,8 @@ NvmlGpu ReadGpu(const Nvml& nvml, unsigned index, Device d) {
   if (const auto p = Read<int>(nvml, "nvmlDeviceGetPersistenceMode", d)) g.persistence = *p != 0;
   g.compute_mode = ComputeMode(nvml, d);
   unsigned temperature = 0;
-  if (nvml.Call("nvmlDeviceGetTemperature", d, 0 /* NVML_TEMPERATURE_GPU */, &temperature)) g.temperature_c = temperature;
+  if (nvml.Call("nvmlDeviceGetTemperature", d, 0 /* NVML_TEMPERATURE_GPU */, &temperature))
+    g.temperature_c = temperature;
   if (const auto u = Read<Utilization>(nvml, "nvmlDeviceGetUtilizationRates", d)) g.utilization_pct = u->gpu;
   // Renamed "event reasons" in newer drivers; the old name stays exported.
   for (const char* fn : {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}) {
@@ -118,9 +125,10 @@ std::unique_ptr<NvmlSession> NvmlSession::Open(const std::string& library) {
   auto impl = std::make_unique<Impl>();
   boost::dll::fs::error_code ec;
   // A bare name goes through the loader's search path, as the driver's library is meant to be found.
-  impl->lib.load(library, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
-                              (library.find('/') == std::string::npos ? boost::dll::load_mode::search_system_folders
-                                                                      : boost::dll::load_mode::default_mode),
+  impl->lib.load(library,
+                 boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
+                     (library.find('/') == std::string::npos ? boost::dll::load_mode::search_system_folders
+                                                             : boost::dll::load_mode::default_mode),
                  ec);
   if (ec) return nullptr;
   if (!impl->nvml.Call("nvmlInit_v2") && !impl->nvml.Call("nvmlInit")) return nullptr;
@@ -176,12 +184,15 @@ std::optional<NvmlSnapshot> ReadNvml(const std::string& library) {
 }
 
 std::string DescribeThrottleReasons(uint64_t mask) {
-  static const std::pair<uint64_t, const char*> kReasons[] = {
-      {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"},
-      {0x4, "sw_power_cap"},       {0x8, "hw_slowdown"},
-      {0x10, "sync_boost"},        {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},
-      {0x100, "display_clock_setting"}};
+  static const std::pair<uint64_t, const char*> kReasons[] = {{0x1, "gpu_idle"},
+                                                              {0x2, "applications_clocks_setting"},
+                                                              {0x4, "sw_power_cap"},
+                                                              {0x8, "hw_slowdown"},
+                                                              {0x10, "sync_boost"},
+                                                              {0x20, "sw_thermal_slowdown"},
+                                                              {0x40, "hw_thermal_slowdown"},
+                                                              {0x80, "hw_power_brake_slowdown"},
+                                                              {0x100, "display_clock_setting"}};
   if (mask == 0) return "none";
   std::string out;
   for (const auto& [bit, name] : kReasons) {

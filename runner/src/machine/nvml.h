@@ -25,12 +25,12 @@ struct NvmlGpu {
   std::optional<unsigned> sm_clock_mhz;
   std::optional<unsigned> temperature_c;
   std::optional<unsigned> utilization_pct;
-  std::optional<uint64_t> throttle_reasons;  // nvmlClocksThrottleReasons bit mask
+  std::optional<uint64_t> throttle_reasons;   // nvmlClocksThrottleReasons bit mask
   std::optional<unsigned> compute_processes;  // processes with a context on the GPU
 };
 
 struct NvmlSnapshot {
-  std::string driver_version;             // e.g. "580.95.05"
+  std::string driver_version;              // e.g. "580.95.05"
   std::optional<int> cuda_driver_version;  // e.g. 13000 for CUDA 13.0
   std::vector<NvmlGpu> gpus;
 };

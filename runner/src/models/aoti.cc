@@ -66,21 +66,23 @@ std::shared_ptr<Model> LoadAoti(const nlohmann::json& model, const std::vector<i
     throw std::invalid_argument("model 'aoti' needs 'path', the .pt2 package made by tools/aoti_package.py");
   const std::string path = model.at("path").get<std::string>();
   if (!compat::kHasAotInductor)
-    throw IncompatibleModel("model 'aoti' needs LibTorch 2.6 or later (AOTInductor's package loader); this runx "
-                            "is built against LibTorch " + compat::TorchVersionString() +
-                            ". Build runx against LibTorch >= 2.6 to run '" + path +
-                            "', or export the model with torch.jit and use model: {name: torchscript}");
+    throw IncompatibleModel(
+        "model 'aoti' needs LibTorch 2.6 or later (AOTInductor's package loader); this runx "
+        "is built against LibTorch " +
+        compat::TorchVersionString() + ". Build runx against LibTorch >= 2.6 to run '" + path +
+        "', or export the model with torch.jit and use model: {name: torchscript}");
   RequireModelFile("aoti", path);
 #if RUNX_HAS_AOTI
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
   try {
     // Single-threaded (2.7+): runx runs one pass at a time, and cuda_graphs can capture it.
-    loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, model.value("model_name", "model")
-                                                                           RUNX_AOTI_SINGLE_THREADED_ARG);
+    loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+        path, model.value("model_name", "model") RUNX_AOTI_SINGLE_THREADED_ARG);
   } catch (const c10::Error& e) {
-    throw std::invalid_argument("aoti model '" + path + "' cannot be loaded (it must come from the same PyTorch "
-                                "version as this LibTorch, " + compat::TorchVersionString() + "): " +
-                                e.what_without_backtrace());
+    throw std::invalid_argument("aoti model '" + path +
+                                "' cannot be loaded (it must come from the same PyTorch "
+                                "version as this LibTorch, " +
+                                compat::TorchVersionString() + "): " + e.what_without_backtrace());
   }
   const auto metadata = loader->get_metadata();
   const auto it = metadata.find("AOTI_DEVICE_KEY");

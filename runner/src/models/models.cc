@@ -17,8 +17,7 @@ namespace nn = torch::nn;
 /// Flatten -> (Linear -> ReLU -> Dropout)* -> Linear.
 class Mlp : public Model {
  public:
-  Mlp(int64_t in, const std::vector<int64_t>& hidden, int64_t num_classes, double dropout)
-      : dropout_(dropout) {
+  Mlp(int64_t in, const std::vector<int64_t>& hidden, int64_t num_classes, double dropout) : dropout_(dropout) {
     for (size_t i = 0; i < hidden.size(); ++i) {
       layers_.push_back(register_module("fc" + std::to_string(i), nn::Linear(in, hidden[i])));
       in = hidden[i];
@@ -43,12 +42,10 @@ class Mlp : public Model {
 /// (Conv3x3 -> BatchNorm -> ReLU -> MaxPool2)* -> global average pool -> Linear.
 class Cnn : public Model {
  public:
-  Cnn(int64_t in, const std::vector<int64_t>& channels, int64_t num_classes, double dropout)
-      : dropout_(dropout) {
+  Cnn(int64_t in, const std::vector<int64_t>& channels, int64_t num_classes, double dropout) : dropout_(dropout) {
     for (size_t i = 0; i < channels.size(); ++i) {
-      convs_.push_back(register_module(
-          "conv" + std::to_string(i),
-          nn::Conv2d(nn::Conv2dOptions(in, channels[i], 3).padding(1).bias(false))));
+      convs_.push_back(register_module("conv" + std::to_string(i),
+                                       nn::Conv2d(nn::Conv2dOptions(in, channels[i], 3).padding(1).bias(false))));
       bns_.push_back(register_module("bn" + std::to_string(i), nn::BatchNorm2d(channels[i])));
       in = channels[i];
     }

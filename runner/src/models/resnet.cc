@@ -34,7 +34,8 @@ struct BasicBlock : Block {
         bn1(register_module("bn1", nn::BatchNorm2d(planes))),
         conv2(register_module("conv2", Conv(planes, planes, 3, 1, 1))),
         bn2(register_module("bn2", nn::BatchNorm2d(planes))) {
-    if (down) downsample = register_module("downsample", nn::Sequential(Conv(in, planes, 1, stride), nn::BatchNorm2d(planes)));
+    if (down)
+      downsample = register_module("downsample", nn::Sequential(Conv(in, planes, 1, stride), nn::BatchNorm2d(planes)));
   }
   torch::Tensor forward(torch::Tensor x) override {
     auto out = torch::relu(bn1(conv1(x)));
@@ -57,8 +58,8 @@ struct Bottleneck : Block {
         conv3(register_module("conv3", Conv(planes, planes * kExpansion, 1))),
         bn3(register_module("bn3", nn::BatchNorm2d(planes * kExpansion))) {
     if (down)
-      downsample = register_module("downsample", nn::Sequential(Conv(in, planes * kExpansion, 1, stride),
-                                                                nn::BatchNorm2d(planes * kExpansion)));
+      downsample = register_module(
+          "downsample", nn::Sequential(Conv(in, planes * kExpansion, 1, stride), nn::BatchNorm2d(planes * kExpansion)));
   }
   torch::Tensor forward(torch::Tensor x) override {
     auto out = torch::relu(bn1(conv1(x)));
@@ -118,11 +119,20 @@ class ResNet : public Model {
 
 std::shared_ptr<Model> MakeResNet(int depth, int64_t in_channels, int64_t num_classes) {
   switch (depth) {
-    case 18: return std::make_shared<ResNet>(static_cast<BasicBlock*>(nullptr), std::vector<int>{2, 2, 2, 2}, in_channels, num_classes);
-    case 34: return std::make_shared<ResNet>(static_cast<BasicBlock*>(nullptr), std::vector<int>{3, 4, 6, 3}, in_channels, num_classes);
-    case 50: return std::make_shared<ResNet>(static_cast<Bottleneck*>(nullptr), std::vector<int>{3, 4, 6, 3}, in_channels, num_classes);
-    case 101: return std::make_shared<ResNet>(static_cast<Bottleneck*>(nullptr), std::vector<int>{3, 4, 23, 3}, in_channels, num_classes);
-    default: throw std::invalid_argument("no resnet of depth " + std::to_string(depth));
+    case 18:
+      return std::make_shared<ResNet>(static_cast<BasicBlock*>(nullptr), std::vector<int>{2, 2, 2, 2}, in_channels,
+                                      num_classes);
+    case 34:
+      return std::make_shared<ResNet>(static_cast<BasicBlock*>(nullptr), std::vector<int>{3, 4, 6, 3}, in_channels,
+                                      num_classes);
+    case 50:
+      return std::make_shared<ResNet>(static_cast<Bottleneck*>(nullptr), std::vector<int>{3, 4, 6, 3}, in_channels,
+                                      num_classes);
+    case 101:
+      return std::make_shared<ResNet>(static_cast<Bottleneck*>(nullptr), std::vector<int>{3, 4, 23, 3}, in_channels,
+                                      num_classes);
+    default:
+      throw std::invalid_argument("no resnet of depth " + std::to_string(depth));
   }
 }
 

@@ -55,8 +55,8 @@ class TorchScriptModel : public Model {
     }
     torch::jit::setGraphExecutorOptimize(before);
     if (!out.isTensor())
-      throw std::invalid_argument("torchscript model '" + path_ + "': forward returned " +
-                                  out.tagKind() + ", expected a tensor of logits [batch, num_classes]");
+      throw std::invalid_argument("torchscript model '" + path_ + "': forward returned " + out.tagKind() +
+                                  ", expected a tensor of logits [batch, num_classes]");
     return out.toTensor();
   }
 

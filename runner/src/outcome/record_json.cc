@@ -5,15 +5,29 @@ namespace runx::engine {
 nlohmann::json ToJson(const store::TrialRecord& r) {
   nlohmann::json steps = nlohmann::json::array(), metrics = nlohmann::json::array();
   for (const auto& s : r.steps)
-    steps.push_back({s.phase, s.step, s.wall_ms, s.data_ms, s.samples, s.loss ? nlohmann::json(*s.loss) : nlohmann::json()});
+    steps.push_back(
+        {s.phase, s.step, s.wall_ms, s.data_ms, s.samples, s.loss ? nlohmann::json(*s.loss) : nlohmann::json()});
   for (const auto& m : r.metrics)
     metrics.push_back({m.name, m.value, m.unit, m.step ? nlohmann::json(*m.step) : nlohmann::json()});
-  return {{"label", r.label}, {"device", r.device}, {"status", Name(r.status)}, {"error", r.error},
-          {"started_at", r.started_at}, {"finished_at", r.finished_at}, {"config_json", r.config_json},
-          {"steps", steps}, {"metrics", metrics}, {"environment", r.environment},
-          {"error_detail", r.error_detail}, {"run_id", r.run_id}, {"config_hash", r.config_hash},
-          {"env_hash", r.env_hash}, {"platform_hash", r.platform_hash}, {"inputs_json", r.inputs_json},
-          {"is_baseline", r.is_baseline}, {"repeat_index", r.repeat_index}, {"order_index", r.order_index}};
+  return {{"label", r.label},
+          {"device", r.device},
+          {"status", Name(r.status)},
+          {"error", r.error},
+          {"started_at", r.started_at},
+          {"finished_at", r.finished_at},
+          {"config_json", r.config_json},
+          {"steps", steps},
+          {"metrics", metrics},
+          {"environment", r.environment},
+          {"error_detail", r.error_detail},
+          {"run_id", r.run_id},
+          {"config_hash", r.config_hash},
+          {"env_hash", r.env_hash},
+          {"platform_hash", r.platform_hash},
+          {"inputs_json", r.inputs_json},
+          {"is_baseline", r.is_baseline},
+          {"repeat_index", r.repeat_index},
+          {"order_index", r.order_index}};
 }
 
 store::TrialRecord RecordFromJson(const nlohmann::json& j) {

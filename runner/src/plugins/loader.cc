@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
+#include <boost/dll/shared_library.hpp>
 
 namespace runx::plugins {
 namespace fs = std::filesystem;
@@ -38,8 +38,8 @@ std::string WhyNotLoaded(const std::string& path, const std::string& boost_says)
   in.read(reinterpret_cast<char*>(magic), 4);
   const uint32_t word = uint32_t{magic[0]} << 24 | uint32_t{magic[1]} << 16 | uint32_t{magic[2]} << 8 | magic[3];
   const bool elf = magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
-  const bool mach_o = word == 0xfeedface || word == 0xfeedfacf || word == 0xcefaedfe || word == 0xcffaedfe ||
-                      word == 0xcafebabe;
+  const bool mach_o =
+      word == 0xfeedface || word == 0xfeedfacf || word == 0xcefaedfe || word == 0xcffaedfe || word == 0xcafebabe;
   if (!elf && !mach_o) return "not a shared library (the file is neither ELF nor Mach-O); rebuild the plugin";
   // The loader's own reason: a missing dependency, an undefined symbol, another architecture.
   dlerror();
@@ -62,23 +62,27 @@ LoadedPlugin LoadPlugin(const std::string& path) {
   lib->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
   if (ec) throw PluginError(fmt::format("cannot load plugin '{}': {}", path, WhyNotLoaded(path, ec.message())));
   if (!lib->has(kPluginEntryName))
-    throw PluginError(fmt::format("plugin '{}' has no '{}' entry; define it with RUNX_PLUGIN(...) "
-                                  "from runx/plugin_export.h",
-                                  file, kPluginEntryName));
+    throw PluginError(
+        fmt::format("plugin '{}' has no '{}' entry; define it with RUNX_PLUGIN(...) "
+                    "from runx/plugin_export.h",
+                    file, kPluginEntryName));
   const PluginDescriptor* d = lib->get_alias<PluginEntry>(kPluginEntryName)();
   if (d == nullptr) throw PluginError(fmt::format("plugin '{}' returned no descriptor", file));
   if (d->api_version != kPluginApiVersion)
-    throw PluginError(fmt::format("plugin '{}' uses plugin API v{}, this runx supports v{}; rebuild "
-                                  "the plugin against this runx",
-                                  file, d->api_version, kPluginApiVersion));
+    throw PluginError(
+        fmt::format("plugin '{}' uses plugin API v{}, this runx supports v{}; rebuild "
+                    "the plugin against this runx",
+                    file, d->api_version, kPluginApiVersion));
   if (d->torch_version != compat::kTorchVersion)
-    throw PluginError(fmt::format("plugin '{}' was built against LibTorch {}, this runx uses LibTorch "
-                                  "{}; rebuild the plugin",
-                                  file, VersionString(d->torch_version), VersionString(compat::kTorchVersion)));
+    throw PluginError(
+        fmt::format("plugin '{}' was built against LibTorch {}, this runx uses LibTorch "
+                    "{}; rebuild the plugin",
+                    file, VersionString(d->torch_version), VersionString(compat::kTorchVersion)));
   if (Stem(path) != d->name)
-    throw PluginError(fmt::format("plugin '{}' declares the name '{}'; a plugin's name must equal its "
-                                  "file stem '{}'",
-                                  file, d->name, Stem(path)));
+    throw PluginError(
+        fmt::format("plugin '{}' declares the name '{}'; a plugin's name must equal its "
+                    "file stem '{}'",
+                    file, d->name, Stem(path)));
   if (d->create == nullptr) throw PluginError(fmt::format("plugin '{}' has no factory", file));
   return LoadedPlugin{path, d};
 }

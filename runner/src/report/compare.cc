@@ -39,8 +39,8 @@ std::vector<SideVariant> Variants(const CompareSide& side) {
 }
 
 int OkCount(const SideVariant& v) {
-  return static_cast<int>(
-      std::count_if(v.trials.begin(), v.trials.end(), [](const store::RunTrial* t) { return t->status == TrialStatus::kOk; }));
+  return static_cast<int>(std::count_if(v.trials.begin(), v.trials.end(),
+                                        [](const store::RunTrial* t) { return t->status == TrialStatus::kOk; }));
 }
 
 std::optional<double> MedianStepMs(const std::vector<Repeat>& repeats) {
@@ -133,9 +133,9 @@ std::vector<std::string> Remarks(const Comparison& c, Gate gate) {
   }
   if (gate != Gate::kOff) {
     const std::vector<std::string> failed = c.GateFailures(gate);
-    const std::string what = gate == Gate::kRegressions ? fmt::format("slower beyond {}", Percent(c.threshold))
-                                                        : fmt::format("slower beyond {} or inconclusive",
-                                                                      Percent(c.threshold));
+    const std::string what = gate == Gate::kRegressions
+                                 ? fmt::format("slower beyond {}", Percent(c.threshold))
+                                 : fmt::format("slower beyond {} or inconclusive", Percent(c.threshold));
     if (failed.empty()) {
       out.push_back(fmt::format("regression gate: passed (no variant {})", what));
     } else {
@@ -150,15 +150,17 @@ std::vector<std::string> Remarks(const Comparison& c, Gate gate) {
 std::vector<std::string> Hints(const Comparison& c, const store::RunOverview& a, const store::RunOverview& b) {
   std::vector<std::string> out;
   if (a.id == b.id) {
-    out.push_back(fmt::format("A and B are both run {}: a run compared with itself measures nothing; name two runs, or "
-                              "two variants of it (e.g. {}:baseline {}:<label>)",
-                              a.id, a.id, a.id));
+    out.push_back(
+        fmt::format("A and B are both run {}: a run compared with itself measures nothing; name two runs, or "
+                    "two variants of it (e.g. {}:baseline {}:<label>)",
+                    a.id, a.id, a.id));
   } else if (c.variants.empty() && (a.overrides_json != "[]" || b.overrides_json != "[]")) {
     const std::string label_a = c.only_in_a.empty() ? "baseline" : c.only_in_a.front();
     const std::string label_b = c.only_in_b.empty() ? label_a : c.only_in_b.front();
-    out.push_back(fmt::format("the runs' --set values differ (A: {}, B: {}), so no configuration is in both; to put two "
-                              "variants side by side anyway: runx compare {}:{} {}:{}",
-                              a.overrides_json, b.overrides_json, a.id, label_a, b.id, label_b));
+    out.push_back(
+        fmt::format("the runs' --set values differ (A: {}, B: {}), so no configuration is in both; to put two "
+                    "variants side by side anyway: runx compare {}:{} {}:{}",
+                    a.overrides_json, b.overrides_json, a.id, label_a, b.id, label_b));
   }
   return out;
 }
@@ -170,7 +172,8 @@ nlohmann::ordered_json RunJson(const store::RunOverview& r) {
           {"tag", r.tag},
           {"note", r.note},
           {"user_git_sha", r.user_git_sha},
-          {"user_git_dirty", r.user_git_dirty ? nlohmann::ordered_json(*r.user_git_dirty) : nlohmann::ordered_json(nullptr)},
+          {"user_git_dirty",
+           r.user_git_dirty ? nlohmann::ordered_json(*r.user_git_dirty) : nlohmann::ordered_json(nullptr)},
           {"measured", r.measured},
           {"git_sha", r.git_sha},
           {"git_dirty", r.git_dirty ? nlohmann::ordered_json(*r.git_dirty) : nlohmann::ordered_json(nullptr)},
@@ -267,9 +270,9 @@ std::string DescribeRun(const store::RunOverview& r) {
   if (!r.tag.empty()) name += fmt::format(" '{}'", r.tag);
   name += " of " + r.experiment;
   if (!r.user_git_sha.empty()) name += " at commit " + UserCommitName(r);
-  std::string out = fmt::format("{}: runx {}{}, {}, {}, {}, {}", name, BuildName(r),
-                                r.build_type.empty() ? "" : " " + r.build_type, ShortDate(r.started_at), r.host,
-                                Join(r.devices), r.status);
+  std::string out =
+      fmt::format("{}: runx {}{}, {}, {}, {}, {}", name, BuildName(r), r.build_type.empty() ? "" : " " + r.build_type,
+                  ShortDate(r.started_at), r.host, Join(r.devices), r.status);
   if (!r.measured) out += " (measured nothing: every trial reused)";
   if (!r.note.empty()) out += fmt::format("; note: {}", r.note);
   return out;
@@ -346,12 +349,35 @@ TextTable CompareTextTable(const Comparison& c) {
 
 DataTable CompareDataTable(const Comparison& c) {
   DataTable t;
-  t.columns = {"label_a",         "label_b",         "samples_per_s_a", "samples_per_s_b", "step_ms_a",
-               "step_ms_b",       "ratio",           "ratio_ci_low",    "ratio_ci_high",   "change_pct",
-               "verdict",         "within_threshold", "why",            "caution",         "processes_a",
-               "processes_b",     "ratio_se",        "ratio_df",        "other_cpus_a",    "other_cpus_b",
-               "unstable_a",      "unstable_b",      "repeats_needed",  "noise",           "note",
-               "joules_per_sample_a", "joules_per_sample_b", "power_w_a", "power_w_b"};
+  t.columns = {"label_a",
+               "label_b",
+               "samples_per_s_a",
+               "samples_per_s_b",
+               "step_ms_a",
+               "step_ms_b",
+               "ratio",
+               "ratio_ci_low",
+               "ratio_ci_high",
+               "change_pct",
+               "verdict",
+               "within_threshold",
+               "why",
+               "caution",
+               "processes_a",
+               "processes_b",
+               "ratio_se",
+               "ratio_df",
+               "other_cpus_a",
+               "other_cpus_b",
+               "unstable_a",
+               "unstable_b",
+               "repeats_needed",
+               "noise",
+               "note",
+               "joules_per_sample_a",
+               "joules_per_sample_b",
+               "power_w_a",
+               "power_w_b"};
   for (const ComparedVariant& v : c.variants) {
     store::Value ratio, low, high, pct, verdict, within, why, caution, pa, pb, spread, df, load_a, load_b, needed;
     if (v.ratio) {
@@ -379,12 +405,35 @@ DataTable CompareDataTable(const Comparison& c) {
     std::vector<std::string> noise;
     for (const auto& r : v.noise_a.reasons) noise.push_back("A: " + r);
     for (const auto& r : v.noise_b.reasons) noise.push_back("B: " + r);
-    t.rows.push_back({v.label_a, v.label_b, NumberOrNull(v.samples_per_s_a), NumberOrNull(v.samples_per_s_b),
-                      NumberOrNull(v.step_ms_a), NumberOrNull(v.step_ms_b), ratio, low, high, pct, verdict, within,
-                      why, caution, pa, pb, spread, df, load_a, load_b, int64_t{v.noise_a.unstable() ? 1 : 0},
-                      int64_t{v.noise_b.unstable() ? 1 : 0}, needed, fmt::format("{}", fmt::join(noise, "; ")),
-                      v.note, NumberOrNull(v.joules_per_sample_a), NumberOrNull(v.joules_per_sample_b),
-                      NumberOrNull(v.power_w_a), NumberOrNull(v.power_w_b)});
+    t.rows.push_back({v.label_a,
+                      v.label_b,
+                      NumberOrNull(v.samples_per_s_a),
+                      NumberOrNull(v.samples_per_s_b),
+                      NumberOrNull(v.step_ms_a),
+                      NumberOrNull(v.step_ms_b),
+                      ratio,
+                      low,
+                      high,
+                      pct,
+                      verdict,
+                      within,
+                      why,
+                      caution,
+                      pa,
+                      pb,
+                      spread,
+                      df,
+                      load_a,
+                      load_b,
+                      int64_t{v.noise_a.unstable() ? 1 : 0},
+                      int64_t{v.noise_b.unstable() ? 1 : 0},
+                      needed,
+                      fmt::format("{}", fmt::join(noise, "; ")),
+                      v.note,
+                      NumberOrNull(v.joules_per_sample_a),
+                      NumberOrNull(v.joules_per_sample_b),
+                      NumberOrNull(v.power_w_a),
+                      NumberOrNull(v.power_w_b)});
   }
   return t;
 }
@@ -425,9 +474,10 @@ std::string RenderComparison(const Comparison& c, const store::RunOverview& a, c
   } else {
     line("environment differs: " + Join(env, "; "));
   }
-  line(fmt::format("B/A is the throughput ratio (samples/s); threshold ±{}; 95% intervals from repeats and earlier "
-                   "runs on this host",
-                   Percent(c.threshold)));
+  line(
+      fmt::format("B/A is the throughput ratio (samples/s); threshold ±{}; 95% intervals from repeats and earlier "
+                  "runs on this host",
+                  Percent(c.threshold)));
   out += "\n";
   const TextTable table = CompareTextTable(c);
   if (table.rows.empty()) {

@@ -36,8 +36,8 @@ struct ComparedVariant {
   std::string label_b;  ///< usually label_a; differs when variants are compared by name
   int ok_a = 0, trials_a = 0;
   int ok_b = 0, trials_b = 0;
-  std::optional<double> samples_per_s_a, samples_per_s_b;  ///< pooled
-  std::optional<double> step_ms_a, step_ms_b;              ///< median step time
+  std::optional<double> samples_per_s_a, samples_per_s_b;          ///< pooled
+  std::optional<double> step_ms_a, step_ms_b;                      ///< median step time
   std::optional<double> joules_per_sample_a, joules_per_sample_b;  ///< median over metered ok trials
   std::optional<double> power_w_a, power_w_b;
   std::optional<Ratio> ratio;  ///< B/A and its verdict; empty when a side has no ok trial with steps
@@ -50,8 +50,8 @@ struct ComparedVariant {
 /// What fails `runx compare`'s gate.
 enum class Gate {
   kOff,
-  kRegressions,                 ///< --fail-on-regression: a variant slower beyond the threshold
-  kRegressionsOrInconclusive,   ///< --fail-on-inconclusive: also a variant the evidence cannot judge
+  kRegressions,                ///< --fail-on-regression: a variant slower beyond the threshold
+  kRegressionsOrInconclusive,  ///< --fail-on-inconclusive: also a variant the evidence cannot judge
 };
 
 struct Comparison {

@@ -102,8 +102,19 @@ std::string ChangeCell(const HistoryVariant& v, std::optional<int64_t> run_below
 
 TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
   TextTable t;
-  t.headers = {"run",     "tag",       "commit",            "runx",        "date", "host", "device", "status",
-               "variant", "samples/s", "step ms (p10-p90)", "vs previous", ""};
+  t.headers = {"run",
+               "tag",
+               "commit",
+               "runx",
+               "date",
+               "host",
+               "device",
+               "status",
+               "variant",
+               "samples/s",
+               "step ms (p10-p90)",
+               "vs previous",
+               ""};
   t.right = {true, false, false, false, false, false, false, false, false, true, false, false, false};
   for (const HistoryRun& h : runs) {
     std::vector<std::string> head = {RunName(h.run),
@@ -152,27 +163,28 @@ TextTable HistoryTextTable(const std::vector<HistoryRun>& runs) {
 
 DataTable HistoryDataTable(const std::vector<HistoryRun>& runs) {
   DataTable t;
-  t.columns = {"run_id",         "runs",           "tag",          "note",        "user_git_sha", "user_git_dirty",
-               "git_sha",        "git_dirty",      "runx_build",   "started_at",  "host",         "devices",
-               "status",         "label",          "ok_trials",    "trials",      "samples_per_s", "step_ms_median",
-               "step_ms_p10",    "step_ms_p90",    "previous_run", "ratio",       "ratio_ci_low", "ratio_ci_high",
-               "change",         "why",            "unstable",     "platform_changed"};
-  const auto flag = [](const std::optional<bool>& b) {
-    return b ? store::Value(int64_t{*b ? 1 : 0}) : store::Value{};
-  };
+  t.columns = {"run_id",        "runs",
+               "tag",           "note",
+               "user_git_sha",  "user_git_dirty",
+               "git_sha",       "git_dirty",
+               "runx_build",    "started_at",
+               "host",          "devices",
+               "status",        "label",
+               "ok_trials",     "trials",
+               "samples_per_s", "step_ms_median",
+               "step_ms_p10",   "step_ms_p90",
+               "previous_run",  "ratio",
+               "ratio_ci_low",  "ratio_ci_high",
+               "change",        "why",
+               "unstable",      "platform_changed"};
+  const auto flag = [](const std::optional<bool>& b) { return b ? store::Value(int64_t{*b ? 1 : 0}) : store::Value{}; };
   for (const HistoryRun& h : runs) {
-    const std::vector<store::Value> head = {h.run.id,
-                                            fmt::format("{}", fmt::join(h.run.runs, ",")),
-                                            h.run.tag,
-                                            h.run.note,
-                                            h.run.user_git_sha,
-                                            flag(h.run.user_git_dirty),
-                                            h.run.git_sha,
-                                            flag(h.run.git_dirty),
-                                            h.run.runx_build,
-                                            h.run.started_at,
-                                            h.run.host,
-                                            fmt::format("{}", fmt::join(h.run.devices, ",")),
+    const std::vector<store::Value> head = {h.run.id,           fmt::format("{}", fmt::join(h.run.runs, ",")),
+                                            h.run.tag,          h.run.note,
+                                            h.run.user_git_sha, flag(h.run.user_git_dirty),
+                                            h.run.git_sha,      flag(h.run.git_dirty),
+                                            h.run.runx_build,   h.run.started_at,
+                                            h.run.host,         fmt::format("{}", fmt::join(h.run.devices, ",")),
                                             h.run.status};
     for (const HistoryVariant& v : h.variants) {
       std::vector<store::Value> row = head;

@@ -97,8 +97,9 @@ constexpr const char* kRender = R"js((function () {
 )js";
 
 std::string Figure(const Chart& c) {
-  return fmt::format("<figure id=\"{}\" class=\"chart\"><h3>{}</h3><div class=\"view\"></div><figcaption>{}</figcaption></figure>\n",
-                     EscapeHtml(c.id), EscapeHtml(c.title), EscapeHtml(c.caption));
+  return fmt::format(
+      "<figure id=\"{}\" class=\"chart\"><h3>{}</h3><div class=\"view\"></div><figcaption>{}</figcaption></figure>\n",
+      EscapeHtml(c.id), EscapeHtml(c.title), EscapeHtml(c.caption));
 }
 
 std::string Absent(const std::string& what) { return "<p class=\"absent\">" + EscapeHtml(what) + "</p>\n"; }
@@ -231,9 +232,10 @@ std::string RenderHtmlReport(const HtmlReport& report, const PageInfo& info, con
   out += "<script>\n" + std::string(kCapture) + "</script>\n";
   out += "<script>\n" + vega_script + "</script>\n</head>\n<body>\n<header>\n";
   out += "<h1>" + EscapeHtml(title) + "</h1>\n";
-  out += fmt::format("<p class=\"meta\">Written by {} from the results store {}; charts drawn by Vega 5 (Debian "
-                     "libjs-vega), inlined: the file needs no network.</p>\n",
-                     EscapeHtml(info.generator), EscapeHtml(info.store));
+  out += fmt::format(
+      "<p class=\"meta\">Written by {} from the results store {}; charts drawn by Vega 5 (Debian "
+      "libjs-vega), inlined: the file needs no network.</p>\n",
+      EscapeHtml(info.generator), EscapeHtml(info.store));
   out += "<nav>";
   if (report.comparison) {
     out += fmt::format("<a href=\"#comparison\">run {} against run {}</a>", report.comparison->b.id,

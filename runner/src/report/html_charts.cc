@@ -47,8 +47,8 @@ json BandScale(const std::string& name, const std::string& data, const std::stri
 }
 
 json LinearScale(const std::string& name, json fields, const std::string& range, bool zero) {
-  return {{"name", name}, {"type", "linear"}, {"domain", {{"fields", std::move(fields)}}},
-          {"range", range},  {"zero", zero},    {"nice", true}};
+  return {{"name", name},   {"type", "linear"}, {"domain", {{"fields", std::move(fields)}}},
+          {"range", range}, {"zero", zero},     {"nice", true}};
 }
 
 json Axis(const std::string& orient, const std::string& scale, const std::string& title) {
@@ -227,8 +227,9 @@ std::optional<Chart> SpeedupChart(const RunReport& run) {
            "x", json::array({{{"data", "speedups"}, {"field", "high"}}, {{"data", "speedups"}, {"field", "speedup"}}}),
            "width", true),
        {{"name", "color"}, {"type", "ordinal"}, {"domain", domain}, {"range", range}}});
-  spec["axes"] = json::array({Axis("bottom", "x", "speedup over the baseline (throughput ratio; whiskers: 95% interval)"),
-                              Axis("left", "y", "")});
+  spec["axes"] =
+      json::array({Axis("bottom", "x", "speedup over the baseline (throughput ratio; whiskers: 95% interval)"),
+                   Axis("left", "y", "")});
   spec["legends"] = json::array({{{"fill", "color"},
                                   {"values", shown},
                                   {"title", "verdict"},
@@ -278,8 +279,13 @@ std::optional<Chart> StepTimeChart(const RunReport& run) {
   json boxes = json::array(), points = json::array();
   std::string sampled;
   for (const StepBox& b : run.step_boxes) {
-    boxes.push_back({{"label", b.label}, {"p10", b.p10}, {"q1", b.q1}, {"median", b.median}, {"q3", b.q3},
-                     {"p90", b.p90}, {"steps", b.steps}});
+    boxes.push_back({{"label", b.label},
+                     {"p10", b.p10},
+                     {"q1", b.q1},
+                     {"median", b.median},
+                     {"q3", b.q3},
+                     {"p90", b.p90},
+                     {"steps", b.steps}});
     if (b.stride > 1) sampled += fmt::format(" {}: one in {} of its {} steps drawn.", b.label, b.stride, b.steps);
   }
   // Points spread across the band by the golden-ratio sequence: deterministic, evenly filled.
@@ -293,9 +299,12 @@ std::optional<Chart> StepTimeChart(const RunReport& run) {
   spec["data"] = json::array({Data("step_boxes", boxes), Data("step_points", points)});
   spec["scales"] = json::array(
       {BandScale("y", "step_boxes", "label", "height"),
-       LinearScale("x", json::array({{{"data", "step_points"}, {"field", "ms"}}, {{"data", "step_boxes"}, {"field", "p90"}}}),
-                   "width", false),
-       {{"name", "color"}, {"type", "ordinal"}, {"domain", {{"data", "step_points"}, {"field", "repeat"}, {"sort", true}}},
+       LinearScale(
+           "x", json::array({{{"data", "step_points"}, {"field", "ms"}}, {{"data", "step_boxes"}, {"field", "p90"}}}),
+           "width", false),
+       {{"name", "color"},
+        {"type", "ordinal"},
+        {"domain", {{"data", "step_points"}, {"field", "repeat"}, {"sort", true}}},
         {"range", {{"scheme", "tableau10"}}}}});
   spec["axes"] = json::array({Axis("bottom", "x", "wall time of a measured step (ms)"), Axis("left", "y", "")});
   spec["legends"] = json::array({{{"fill", "color"}, {"title", "repeat"}, {"orient", "right"}}});
@@ -305,11 +314,18 @@ std::optional<Chart> StepTimeChart(const RunReport& run) {
       "format(datum.p90, '.3~f') + ' ms', 'steps': datum.steps}");
   spec["marks"] = json::array(
       {Mark("rule", "ranges", "step_boxes",
-            {{"x", Scaled("x", "p10")}, {"x2", Scaled("x", "p90")}, {"y", Band("y", "label", 0.5)},
-             {"stroke", Value("#455a64")}, {"strokeWidth", Value(1.5)}}),
+            {{"x", Scaled("x", "p10")},
+             {"x2", Scaled("x", "p90")},
+             {"y", Band("y", "label", 0.5)},
+             {"stroke", Value("#455a64")},
+             {"strokeWidth", Value(1.5)}}),
        Mark("rect", "boxes", "step_boxes",
-            {{"x", Scaled("x", "q1")}, {"x2", Scaled("x", "q3")}, {"y", Band("y", "label", 0.2)},
-             {"y2", Band("y", "label", 0.8)}, {"fill", Value("#cfd8dc")}, {"stroke", Value("#455a64")},
+            {{"x", Scaled("x", "q1")},
+             {"x2", Scaled("x", "q3")},
+             {"y", Band("y", "label", 0.2)},
+             {"y2", Band("y", "label", 0.8)},
+             {"fill", Value("#cfd8dc")},
+             {"stroke", Value("#455a64")},
              {"tooltip", tip}}),
        Mark("symbol", "points", "step_points",
             {{"x", Scaled("x", "ms")},
@@ -319,12 +335,16 @@ std::optional<Chart> StepTimeChart(const RunReport& run) {
              {"fillOpacity", Value(0.55)},
              {"tooltip", Signal("{'variant': datum.label, 'repeat': datum.repeat, 'ms': format(datum.ms, '.3~f')}")}}),
        Mark("rule", "medians", "step_boxes",
-            {{"x", Scaled("x", "median")}, {"y", Band("y", "label", 0.2)}, {"y2", Band("y", "label", 0.8)},
-             {"stroke", Value("#b71c1c")}, {"strokeWidth", Value(2.5)}})});
+            {{"x", Scaled("x", "median")},
+             {"y", Band("y", "label", 0.2)},
+             {"y2", Band("y", "label", 0.8)},
+             {"stroke", Value("#b71c1c")},
+             {"strokeWidth", Value(2.5)}})});
   return Chart{"run-" + std::to_string(run.run.id) + "-steps", "Step-time distributions",
                "Every measured step of the variant's ok trials (points, coloured by repeat: repeats that disagree show "
                "as separate clouds), the box from the 25th to the 75th percentile with the median (red), and the "
-               "line from the 10th to the 90th percentile, the spread the end-of-run table prints." + sampled,
+               "line from the 10th to the 90th percentile, the spread the end-of-run table prints." +
+                   sampled,
                std::move(spec)};
 }
 
@@ -382,18 +402,22 @@ std::optional<Chart> MemoryChart(const RunReport& run) {
   std::vector<std::string> labels;
   for (const MemoryBar& m : run.memory) {
     const std::string name = m.metric == "peak_mem_bytes" ? "peak" : "reserved";
-    values.push_back({{"label", m.label}, {"metric", name}, {"mib", m.bytes / kMiB}, {"bytes", m.bytes},
+    values.push_back({{"label", m.label},
+                      {"metric", name},
+                      {"mib", m.bytes / kMiB},
+                      {"bytes", m.bytes},
                       {"text", FormatBytes(static_cast<int64_t>(m.bytes))}});
     if (std::find(labels.begin(), labels.end(), m.label) == labels.end()) labels.push_back(m.label);
   }
   json spec = Spec("peak and reserved memory per variant", BandHeight(labels.size(), 40));
   spec["data"] = json::array({Data("memory", values)});
-  spec["scales"] = json::array(
-      {BandScale("y", "memory", "label", "height"),
-       LinearScale("x", json::array({{{"data", "memory"}, {"field", "mib"}}}), "width", true),
-       // From the data, so that the legend lists only what was recorded ("peak" sorts first).
-       {{"name", "color"}, {"type", "ordinal"}, {"domain", {{"data", "memory"}, {"field", "metric"}, {"sort", true}}},
-        {"range", json::array({"#1565c0", "#ef6c00"})}}});
+  spec["scales"] = json::array({BandScale("y", "memory", "label", "height"),
+                                LinearScale("x", json::array({{{"data", "memory"}, {"field", "mib"}}}), "width", true),
+                                // From the data, so that the legend lists only what was recorded ("peak" sorts first).
+                                {{"name", "color"},
+                                 {"type", "ordinal"},
+                                 {"domain", {{"data", "memory"}, {"field", "metric"}, {"sort", true}}},
+                                 {"range", json::array({"#1565c0", "#ef6c00"})}}});
   spec["axes"] = json::array({Axis("bottom", "x", "MiB"), Axis("left", "y", "")});
   spec["legends"] = json::array({{{"fill", "color"}, {"title", "memory"}, {"orient", "right"}}});
   json bars = Mark("rect", "bars", "facet",
@@ -410,15 +434,16 @@ std::optional<Chart> MemoryChart(const RunReport& run) {
                     {"baseline", Value("middle")},
                     {"fontSize", Value(10)},
                     {"text", {{"field", "text"}}}});
-  spec["marks"] = json::array(
-      {{{"type", "group"},
-        {"name", "variants"},
-        {"from", {{"facet", {{"data", "memory"}, {"name", "facet"}, {"groupby", "label"}}}}},
-        {"encode", {{"enter", {{"y", Scaled("y", "label")}}}}},
-        {"signals", json::array({{{"name", "height"}, {"update", "bandwidth('y')"}}})},
-        {"scales", json::array({{{"name", "pos"}, {"type", "band"}, {"range", "height"},
-                                 {"domain", {{"data", "facet"}, {"field", "metric"}}}}})},
-        {"marks", json::array({bars, text})}}});
+  spec["marks"] = json::array({{{"type", "group"},
+                                {"name", "variants"},
+                                {"from", {{"facet", {{"data", "memory"}, {"name", "facet"}, {"groupby", "label"}}}}},
+                                {"encode", {{"enter", {{"y", Scaled("y", "label")}}}}},
+                                {"signals", json::array({{{"name", "height"}, {"update", "bandwidth('y')"}}})},
+                                {"scales", json::array({{{"name", "pos"},
+                                                         {"type", "band"},
+                                                         {"range", "height"},
+                                                         {"domain", {{"data", "facet"}, {"field", "metric"}}}}})},
+                                {"marks", json::array({bars, text})}}});
   return Chart{"run-" + std::to_string(run.run.id) + "-memory", "Memory",
                "peak: the device's peak during the measured steps (CUDA allocator peak; MPS current allocation; on "
                "the CPU runx's count of CPU tensor memory); reserved: what CUDA's caching allocator holds once the "
@@ -436,8 +461,8 @@ std::optional<Chart> FrontierChart(const RunReport& run, bool memory) {
       failed.push_back(std::move(row));
       continue;
     }
-    const std::optional<double> v = memory ? (p.peak_bytes ? std::optional<double>(*p.peak_bytes / kMiB) : std::nullopt)
-                                           : p.samples_per_s;
+    const std::optional<double> v =
+        memory ? (p.peak_bytes ? std::optional<double>(*p.peak_bytes / kMiB) : std::nullopt) : p.samples_per_s;
     if (!v) continue;
     row[y] = *v;
     row["step_ms"] = p.step_ms ? json(*p.step_ms) : json(nullptr);
@@ -446,48 +471,61 @@ std::optional<Chart> FrontierChart(const RunReport& run, bool memory) {
   for (const FrontierChoice& c : run.chosen) {
     chosen.push_back({{"label", c.label}, {"repeat", c.repeat}, {"batch", c.batch}});
   }
-  json spec = Spec(memory ? "auto_batch probes: peak memory by batch size" : "auto_batch probes: throughput by batch size",
-                   260);
+  json spec = Spec(
+      memory ? "auto_batch probes: peak memory by batch size" : "auto_batch probes: throughput by batch size", 260);
   spec["data"] = json::array({Data("fit_probes", fits), Data("failed_probes", failed), Data("chosen_batches", chosen)});
-  spec["scales"] = json::array(
-      {{{"name", "x"},
-        {"type", "log"},
-        {"base", 2},
-        {"domain", {{"fields", json::array({{{"data", "fit_probes"}, {"field", "batch"}},
-                                            {{"data", "failed_probes"}, {"field", "batch"}},
-                                            {{"data", "chosen_batches"}, {"field", "batch"}}})}}},
-        {"range", "width"},
-        {"padding", 24}},
-       LinearScale("y", json::array({{{"data", "fit_probes"}, {"field", y}}}), "height", true),
-       {{"name", "color"},
-        {"type", "ordinal"},
-        {"domain", {{"fields", json::array({{{"data", "fit_probes"}, {"field", "label"}},
-                                            {{"data", "failed_probes"}, {"field", "label"}}})}}},
-        {"range", {{"scheme", "tableau10"}}}}});
+  spec["scales"] = json::array({{{"name", "x"},
+                                 {"type", "log"},
+                                 {"base", 2},
+                                 {"domain",
+                                  {{"fields", json::array({{{"data", "fit_probes"}, {"field", "batch"}},
+                                                           {{"data", "failed_probes"}, {"field", "batch"}},
+                                                           {{"data", "chosen_batches"}, {"field", "batch"}}})}}},
+                                 {"range", "width"},
+                                 {"padding", 24}},
+                                LinearScale("y", json::array({{{"data", "fit_probes"}, {"field", y}}}), "height", true),
+                                {{"name", "color"},
+                                 {"type", "ordinal"},
+                                 {"domain",
+                                  {{"fields", json::array({{{"data", "fit_probes"}, {"field", "label"}},
+                                                           {{"data", "failed_probes"}, {"field", "label"}}})}}},
+                                 {"range", {{"scheme", "tableau10"}}}}});
   spec["axes"] = json::array({StepAxis("batch size (log scale)"),
                               Axis("left", "y", memory ? "peak memory of the probe (MiB)" : "samples/s of the probe")});
   spec["legends"] = json::array({{{"fill", "color"}, {"title", "variant"}, {"orient", "right"}}});
   spec["marks"] = json::array(
       {Mark("rule", "chosen", "chosen_batches",
-            {{"x", Scaled("x", "batch")}, {"y", Value(0)}, {"y2", Signal("height")}, {"stroke", Value("#424242")},
+            {{"x", Scaled("x", "batch")},
+             {"y", Value(0)},
+             {"y2", Signal("height")},
+             {"stroke", Value("#424242")},
              {"strokeDash", {{"value", json::array({5, 4})}}},
              {"tooltip", Signal("{'variant': datum.label, 'repeat': datum.repeat, 'chosen batch': datum.batch}")}}),
        Mark("symbol", "probes", "fit_probes",
-            {{"x", Scaled("x", "batch")}, {"y", Scaled("y", y)}, {"size", Value(50)}, {"fill", Scaled("color", "label")},
+            {{"x", Scaled("x", "batch")},
+             {"y", Scaled("y", y)},
+             {"size", Value(50)},
+             {"fill", Scaled("color", "label")},
              {"fillOpacity", Value(0.8)},
              {"tooltip", Signal("{'variant': datum.label, 'repeat': datum.repeat, 'probe': datum.probe, 'batch': "
-                                "datum.batch, '" + y + "': format(datum." + y + ", '.4~g')}")}}),
+                                "datum.batch, '" +
+                                y + "': format(datum." + y + ", '.4~g')}")}}),
        Mark("symbol", "failed", "failed_probes",
-            {{"x", Scaled("x", "batch")}, {"y", Signal("height")}, {"shape", Value("M-1,-1L1,1M-1,1L1,-1")},
-             {"size", Value(90)}, {"stroke", Value("#c62828")}, {"strokeWidth", Value(2.5)},
+            {{"x", Scaled("x", "batch")},
+             {"y", Signal("height")},
+             {"shape", Value("M-1,-1L1,1M-1,1L1,-1")},
+             {"size", Value(90)},
+             {"stroke", Value("#c62828")},
+             {"strokeWidth", Value(2.5)},
              {"tooltip", Signal("{'variant': datum.label, 'repeat': datum.repeat, 'probe': datum.probe, 'batch': "
                                 "datum.batch, 'fits': 'no (out of memory)'}")}})});
   const std::string id = "run-" + std::to_string(run.run.id) + (memory ? "-frontier-memory" : "-frontier");
-  return Chart{id, memory ? "auto_batch frontier: memory" : "auto_batch frontier: throughput",
-               std::string(memory ? "The peak memory of each probe that fit" : "The throughput of each probe that fit") +
-                   " (one full training step with every technique applied, then timed steps), by batch size; red "
-                   "crosses on the axis: probes that ran out of memory; dashed: the batch each trial chose.",
-               std::move(spec)};
+  return Chart{
+      id, memory ? "auto_batch frontier: memory" : "auto_batch frontier: throughput",
+      std::string(memory ? "The peak memory of each probe that fit" : "The throughput of each probe that fit") +
+          " (one full training step with every technique applied, then timed steps), by batch size; red "
+          "crosses on the axis: probes that ran out of memory; dashed: the batch each trial chose.",
+      std::move(spec)};
 }
 
 std::vector<Chart> RunCharts(const RunReport& run) {

@@ -15,9 +15,9 @@
 namespace runx::report {
 
 struct Chart {
-  std::string id;       ///< unique in the page, e.g. "run-3-speedup"
+  std::string id;  ///< unique in the page, e.g. "run-3-speedup"
   std::string title;
-  std::string caption;  ///< what is drawn, for people, one paragraph
+  std::string caption;          ///< what is drawn, for people, one paragraph
   nlohmann::ordered_json spec;  ///< Vega 5
 };
 

@@ -77,7 +77,8 @@ void AddLoss(store::Store& store, RunReport& r, const std::vector<std::vector<co
     medians.push_back(MedianLoss(ok[i], curves));
     for (const auto& [step, m] : medians.back()) r.loss.push_back({r.variants[i].label, step, m.first, m.second});
   }
-  const auto base = std::find_if(r.variants.begin(), r.variants.end(), [](const VariantRow& v) { return v.is_baseline; });
+  const auto base =
+      std::find_if(r.variants.begin(), r.variants.end(), [](const VariantRow& v) { return v.is_baseline; });
   if (base == r.variants.end()) return;
   const auto& b = medians[static_cast<size_t>(base - r.variants.begin())];
   for (size_t i = 0; i < r.variants.size(); ++i) {

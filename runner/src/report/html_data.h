@@ -88,7 +88,7 @@ struct RunReport {
   std::vector<StepBox> step_boxes;   ///< variants with measured steps, in variant order
   std::vector<StepPoint> step_points;
   std::vector<LossCurvePoint> loss;
-  std::vector<LossDrift> drift;      ///< empty without a baseline with losses
+  std::vector<LossDrift> drift;  ///< empty without a baseline with losses
   std::vector<MemoryBar> memory;
   std::vector<FrontierProbe> probes;  ///< empty when no trial ran auto_batch
   std::vector<FrontierChoice> chosen;
@@ -140,8 +140,8 @@ struct HtmlReport {
   /// When exactly two distinct runs are asked for (A, then B): B against A, as `runx compare A B`
   /// says it.
   std::optional<RunComparison> comparison;
-  std::vector<RunReport> runs;                 ///< in the order asked for
-  std::vector<ExperimentHistory> histories;    ///< one per experiment of the runs, first-seen order
+  std::vector<RunReport> runs;               ///< in the order asked for
+  std::vector<ExperimentHistory> histories;  ///< one per experiment of the runs, first-seen order
 };
 
 /// The report of runs `run_ids` (each once, in order; exactly two distinct runs are also compared).

@@ -180,17 +180,18 @@ std::optional<Chart> HistoryChart(const ExperimentHistory& history, const std::s
                                Symbols("points", "history", Scaled("color", "label"), "circle", 40, false),
                                Symbols("regressions", "slower", Value("#c62828"), "triangle-down", 170, true),
                                Symbols("improvements", "faster", Value("#2e7d32"), "triangle-up", 170, true)});
-  return Chart{"history-" + HtmlId(history.experiment), "History of " + history.experiment,
-               fmt::format("Throughput (pooled samples/s) of each variant in the newest {} runs of the experiment, "
-                           "oldest left; the axis starts at 0. Each run is named by its date, the commit of your "
-                           "repository it ran (runx's build where there is none) and its tag. Whiskers: the 95% "
-                           "interval of the run's processes of the variant (its repeats: exp(mean ln rate ± "
-                           "t·sd/√n)); a run of fewer than three processes has none. Red triangles: slower than the same "
-                           "configuration when it was last measured, green: faster, by runx compare's rule (the "
-                           "whole 95% interval beyond ±{:g}%); a change the evidence cannot judge (inconclusive) or "
-                           "within the threshold is not marked. Blue bands: the runs of this report.",
-                           history.runs.size(), history.threshold * 100),
-               std::move(spec)};
+  return Chart{
+      "history-" + HtmlId(history.experiment), "History of " + history.experiment,
+      fmt::format("Throughput (pooled samples/s) of each variant in the newest {} runs of the experiment, "
+                  "oldest left; the axis starts at 0. Each run is named by its date, the commit of your "
+                  "repository it ran (runx's build where there is none) and its tag. Whiskers: the 95% "
+                  "interval of the run's processes of the variant (its repeats: exp(mean ln rate ± "
+                  "t·sd/√n)); a run of fewer than three processes has none. Red triangles: slower than the same "
+                  "configuration when it was last measured, green: faster, by runx compare's rule (the "
+                  "whole 95% interval beyond ±{:g}%); a change the evidence cannot judge (inconclusive) or "
+                  "within the threshold is not marked. Blue bands: the runs of this report.",
+                  history.runs.size(), history.threshold * 100),
+      std::move(spec)};
 }
 
 }  // namespace runx::report

@@ -24,8 +24,8 @@ std::string Or(const std::optional<T>& value, F format) {
 
 // A value right-aligned to its column's widest, then a range: "  55.72 (55.68-55.75)".
 struct Composite {
-  std::string head;   ///< right-aligned part
-  std::string tail;   ///< follows it, e.g. " (1.2-1.3)"
+  std::string head;  ///< right-aligned part
+  std::string tail;  ///< follows it, e.g. " (1.2-1.3)"
 };
 
 std::vector<std::string> AlignComposites(const std::vector<Composite>& cells) {
@@ -65,8 +65,8 @@ std::string Notes(const VariantRow& r) {
 
 TextTable ReportTextTable(const std::vector<VariantRow>& rows) {
   TextTable t;
-  t.headers = {"variant", "trials", "step ms (p10-p90)", "samples/s", "peak mem", "loss", "acc", "Δacc",
-               "speedup (95% CI)", ""};
+  t.headers = {"variant", "trials", "step ms (p10-p90)", "samples/s", "peak mem", "loss",
+               "acc",     "Δacc",   "speedup (95% CI)",  ""};
   t.right = {false, false, false, true, true, true, true, true, false, false};
   std::vector<Composite> steps;
   std::vector<Composite> speedups;
@@ -76,16 +76,13 @@ TextTable ReportTextTable(const std::vector<VariantRow>& rows) {
   }
   const std::vector<std::string> step_cells = AlignComposites(steps);
   const std::vector<std::string> speedup_cells = AlignComposites(speedups);
-  const auto fixed = [](int decimals) {
-    return [decimals](double v) { return fmt::format("{:.{}f}", v, decimals); };
-  };
+  const auto fixed = [](int decimals) { return [decimals](double v) { return fmt::format("{:.{}f}", v, decimals); }; };
   for (size_t i = 0; i < rows.size(); ++i) {
     const VariantRow& r = rows[i];
-    t.rows.push_back({r.label, fmt::format("{}/{}", r.ok_trials, r.trials), step_cells[i],
-                      Or(r.samples_per_s, fixed(1)), Or(r.peak_mem_bytes, FormatBytes), Or(r.final_loss, fixed(4)),
-                      Or(r.accuracy, fixed(4)),
-                      Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }), speedup_cells[i],
-                      Notes(r)});
+    t.rows.push_back(
+        {r.label, fmt::format("{}/{}", r.ok_trials, r.trials), step_cells[i], Or(r.samples_per_s, fixed(1)),
+         Or(r.peak_mem_bytes, FormatBytes), Or(r.final_loss, fixed(4)), Or(r.accuracy, fixed(4)),
+         Or(r.accuracy_delta, [](double v) { return fmt::format("{:+.4f}", v); }), speedup_cells[i], Notes(r)});
   }
   // Energy where a variant was metered (a GPU through NVML, a CPU with readable RAPL counters),
   // after the memory: joules per sample and the average draw while measuring.
@@ -104,11 +101,11 @@ std::string RenderReport(const std::vector<VariantRow>& rows) { return RenderTex
 
 DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
   DataTable t;
-  t.columns = {"label",         "is_baseline",    "trials",        "ok_trials",      "step_ms_median",
-               "step_ms_p10",   "step_ms_p90",    "samples_per_s", "peak_mem_bytes", "final_loss",
-               "accuracy",      "accuracy_delta", "speedup",       "speedup_ci_low", "speedup_ci_high",
-               "significant",   "verdict",        "why",           "speedup_se",     "speedup_df",
-               "unstable",      "noise",          "statuses",      "joules_per_sample", "power_w"};
+  t.columns = {"label",       "is_baseline",    "trials",        "ok_trials",         "step_ms_median",
+               "step_ms_p10", "step_ms_p90",    "samples_per_s", "peak_mem_bytes",    "final_loss",
+               "accuracy",    "accuracy_delta", "speedup",       "speedup_ci_low",    "speedup_ci_high",
+               "significant", "verdict",        "why",           "speedup_se",        "speedup_df",
+               "unstable",    "noise",          "statuses",      "joules_per_sample", "power_w"};
   for (const VariantRow& r : rows) {
     std::vector<std::string> statuses;
     for (const auto& [status, n] : r.statuses) statuses.push_back(fmt::format("{} {}", n, Name(status)));
@@ -129,13 +126,30 @@ DataTable ReportDataTable(const std::vector<VariantRow>& rows) {
         df = int64_t{s.error.df};
       }
     }
-    t.rows.push_back({r.label, int64_t{r.is_baseline ? 1 : 0}, int64_t{r.trials}, int64_t{r.ok_trials},
-                      NumberOrNull(r.step_ms_median), NumberOrNull(r.step_ms_p10), NumberOrNull(r.step_ms_p90),
+    t.rows.push_back({r.label,
+                      int64_t{r.is_baseline ? 1 : 0},
+                      int64_t{r.trials},
+                      int64_t{r.ok_trials},
+                      NumberOrNull(r.step_ms_median),
+                      NumberOrNull(r.step_ms_p10),
+                      NumberOrNull(r.step_ms_p90),
                       NumberOrNull(r.samples_per_s),
-                      r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{}, NumberOrNull(r.final_loss),
-                      NumberOrNull(r.accuracy), NumberOrNull(r.accuracy_delta), speedup, low, high, significant,
-                      verdict, why, spread, df, int64_t{r.noise.unstable() ? 1 : 0}, fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
-                      fmt::format("{}", fmt::join(statuses, ", ")), NumberOrNull(r.joules_per_sample),
+                      r.peak_mem_bytes ? store::Value(*r.peak_mem_bytes) : store::Value{},
+                      NumberOrNull(r.final_loss),
+                      NumberOrNull(r.accuracy),
+                      NumberOrNull(r.accuracy_delta),
+                      speedup,
+                      low,
+                      high,
+                      significant,
+                      verdict,
+                      why,
+                      spread,
+                      df,
+                      int64_t{r.noise.unstable() ? 1 : 0},
+                      fmt::format("{}", fmt::join(r.noise.reasons, "; ")),
+                      fmt::format("{}", fmt::join(statuses, ", ")),
+                      NumberOrNull(r.joules_per_sample),
                       NumberOrNull(r.power_w)});
   }
   return t;
@@ -158,8 +172,7 @@ std::string RenderNoise(const std::vector<VariantRow>& rows) {
   for (const VariantRow& r : rows) {
     if (!r.speedup) continue;
     const Ratio& s = *r.speedup;
-    if (s.change == Change::kInconclusive &&
-        std::find(unknown.begin(), unknown.end(), r.label) == unknown.end()) {
+    if (s.change == Change::kInconclusive && std::find(unknown.begin(), unknown.end(), r.label) == unknown.end()) {
       out += fmt::format("inconclusive: {}: {}", r.label, s.why);
       if (s.repeats_needed) {
         out += fmt::format("; ~{} repeats would resolve {:g}% (now {})", *s.repeats_needed, kDefaultThreshold * 100,
@@ -193,9 +206,8 @@ std::string ExportReport(const std::vector<VariantRow>& rows, OutputFormat forma
     case OutputFormat::kCsv:
       return RenderCsv(ReportDataTable(rows));
     case OutputFormat::kJson: {
-      nlohmann::ordered_json doc = {{"run_id", context.run_id},
-                            {"experiment", context.experiment},
-                            {"variants", ToJson(ReportDataTable(rows))}};
+      nlohmann::ordered_json doc = {
+          {"run_id", context.run_id}, {"experiment", context.experiment}, {"variants", ToJson(ReportDataTable(rows))}};
       return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     }
   }

@@ -146,8 +146,7 @@ std::vector<store::VariantStatsRow> ToVariantStats(const std::vector<VariantRow>
   return out;
 }
 
-void WriteVariantStats(store::Store& store, int64_t run_id,
-                       const std::vector<VariantRow>& rows) {
+void WriteVariantStats(store::Store& store, int64_t run_id, const std::vector<VariantRow>& rows) {
   store.RecordVariantStats(run_id, ToVariantStats(rows));
 }
 

@@ -29,11 +29,11 @@ struct VariantRow {
   std::optional<double> step_ms_median;  ///< over all measured steps of the ok trials
   std::optional<double> step_ms_p10;
   std::optional<double> step_ms_p90;
-  std::optional<double> samples_per_s;   ///< pooled over those steps
-  std::optional<int64_t> peak_mem_bytes; ///< max over the ok trials
-  std::optional<double> final_loss;      ///< median over the ok trials
-  std::optional<double> accuracy;        ///< median over the ok trials
-  std::optional<double> accuracy_delta;  ///< accuracy minus the baseline's; empty for the baseline
+  std::optional<double> samples_per_s;      ///< pooled over those steps
+  std::optional<int64_t> peak_mem_bytes;    ///< max over the ok trials
+  std::optional<double> final_loss;         ///< median over the ok trials
+  std::optional<double> accuracy;           ///< median over the ok trials
+  std::optional<double> accuracy_delta;     ///< accuracy minus the baseline's; empty for the baseline
   std::optional<double> joules_per_sample;  ///< median over the ok trials that were metered
   std::optional<double> power_w;            ///< average watts of the measured steps, likewise
   /// vs the baseline, judged against kDefaultThreshold; empty for the baseline itself, when

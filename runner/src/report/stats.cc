@@ -1,7 +1,7 @@
 #include "report/stats.h"
 
-#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
+#include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -35,9 +35,9 @@ double Throughput(const std::vector<Repeat>& repeats);
 /// process cannot tell it (they share the process's memory layout, clocks and neighbours), so
 /// every interval runx prints rests on spreads of whole processes and runs.
 struct Spread {
-  double sd = 0;      ///< e.g. 0.03: values differ by about 3%
-  int df = 0;         ///< degrees of freedom: values in groups of two or more, less one per group
-  int values = 0;     ///< every value offered, groups of one included
+  double sd = 0;       ///< e.g. 0.03: values differ by about 3%
+  int df = 0;          ///< degrees of freedom: values in groups of two or more, less one per group
+  int values = 0;      ///< every value offered, groups of one included
   bool known() const;  ///< df >= kMinSpreadDf
 };
 
@@ -57,8 +57,8 @@ Spread PoolSpread(const std::vector<std::vector<double>>& groups);
 /// load, clocks, temperature, memory placement). Runs of one configuration in one environment on
 /// one host, measured earlier, tell the second.
 struct SpreadEvidence {
-  Spread within;   ///< processes about the mean of their run (sweep): repeats
-  Spread between;  ///< earlier runs' mean ln(samples/s) about their mean
+  Spread within;                 ///< processes about the mean of their run (sweep): repeats
+  Spread between;                ///< earlier runs' mean ln(samples/s) about their mean
   double processes_per_run = 1;  ///< behind `between`: the harmonic mean of its runs' processes
 };
 

@@ -97,10 +97,10 @@ const std::vector<VegaModule>& VegaModules() {
     const auto vega = [&](const std::string& name, const std::string& stem) {
       m.push_back({name, "vega/" + stem + ".min.js", "vega/" + stem + ".js"});
     };
-    for (const char* name : {"vega-util", "vega-time", "vega-format", "vega-dataflow", "vega-scale", "vega-scenegraph",
-                             "vega-expression", "vega-statistics", "vega-functions", "vega-runtime", "vega-view",
-                             "vega-event-selector", "vega-parser", "vega-encode", "vega-transforms",
-                             "vega-view-transforms"}) {
+    for (const char* name :
+         {"vega-util", "vega-time", "vega-format", "vega-dataflow", "vega-scale", "vega-scenegraph", "vega-expression",
+          "vega-statistics", "vega-functions", "vega-runtime", "vega-view", "vega-event-selector", "vega-parser",
+          "vega-encode", "vega-transforms", "vega-view-transforms"}) {
       vega(name, name);
     }
     // vega-functions requires 'vega-selections'; Debian names the file vega-selection.
@@ -150,12 +150,11 @@ std::string EscapeForScript(const std::string& text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '<' && i + 1 < text.size()) {
-      const bool end_tag = text[i + 1] == '/' && i + 8 <= text.size() &&
-                           [&] {
-                             std::string word = text.substr(i + 2, 6);
-                             for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                             return word == "script";
-                           }();
+      const bool end_tag = text[i + 1] == '/' && i + 8 <= text.size() && [&] {
+        std::string word = text.substr(i + 2, 6);
+        for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return word == "script";
+      }();
       if (end_tag) {
         out += "<\\/";
         ++i;  // the '/'

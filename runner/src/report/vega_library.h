@@ -25,9 +25,9 @@ std::vector<std::string> JavaScriptDirs();
 /// The module files the report needs, as (module name, file under a JavaScript dir; the
 /// minified file is preferred and the plain one taken when it is missing).
 struct VegaModule {
-  std::string name;  ///< what the other modules require(), e.g. "vega-selections"
-  std::string file;  ///< e.g. "vega/vega-selection.min.js"
-  std::string plain; ///< the unminified fallback, e.g. "vega/vega-selection.js"
+  std::string name;   ///< what the other modules require(), e.g. "vega-selections"
+  std::string file;   ///< e.g. "vega/vega-selection.min.js"
+  std::string plain;  ///< the unminified fallback, e.g. "vega/vega-selection.js"
 };
 const std::vector<VegaModule>& VegaModules();
 

@@ -43,10 +43,11 @@ std::optional<std::string> LoadDiffered(const Load& a, const Load& b, double thr
   const auto cost_a = LoadCost(a), cost_b = LoadCost(b);
   if (cost_a && cost_b) {
     if (std::fabs(*cost_a - *cost_b) <= threshold) return std::nullopt;
-    return fmt::format("load differed: other processes took an estimated {} of A's time and {} of B's ({} and {} "
-                       "other CPUs beside trials using {} and {}, of {:g})",
-                       Share(*cost_a), Share(*cost_b), Cpus(*a.other_cpus), Cpus(*b.other_cpus), Cpus(*a.trial_cpus),
-                       Cpus(*b.trial_cpus), std::max(a.cpus.value_or(0), b.cpus.value_or(0)));
+    return fmt::format(
+        "load differed: other processes took an estimated {} of A's time and {} of B's ({} and {} "
+        "other CPUs beside trials using {} and {}, of {:g})",
+        Share(*cost_a), Share(*cost_b), Cpus(*a.other_cpus), Cpus(*b.other_cpus), Cpus(*a.trial_cpus),
+        Cpus(*b.trial_cpus), std::max(a.cpus.value_or(0), b.cpus.value_or(0)));
   }
   if (!a.other_cpus || !b.other_cpus) {
     return fmt::format("load differed: {} {}, the other side's load is not recorded", Busy(a) ? "A's" : "B's",

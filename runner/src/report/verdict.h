@@ -75,12 +75,12 @@ class SpreadBook {
 /// A ratio of throughputs B/A (a speedup over the baseline, or a run against another) and what
 /// runx concludes from it.
 struct Ratio {
-  double estimate = 0;                   ///< pooled throughput of B over A's
+  double estimate = 0;                    ///< pooled throughput of B over A's
   std::optional<RatioInterval> interval;  ///< 95%; empty when the run-to-run spread is unknown
-  SpreadEvidence evidence;               ///< behind the interval
-  LogRatioError error;                   ///< of ln(estimate)
-  bool same_run = false;                 ///< both sides measured by one run (sweep)
-  int processes_a = 0;                   ///< A's ok trials with measured steps
+  SpreadEvidence evidence;                ///< behind the interval
+  LogRatioError error;                    ///< of ln(estimate)
+  bool same_run = false;                  ///< both sides measured by one run (sweep)
+  int processes_a = 0;                    ///< A's ok trials with measured steps
   int processes_b = 0;
   Load load_a, load_b;
   Change change = Change::kInconclusive;

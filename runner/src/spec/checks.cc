@@ -123,7 +123,9 @@ std::vector<Issue> CheckInputPaths(const json& doc) {
     if (kind.empty() || kind == "a directory") return;  // a folder's own checks judge folders
     std::string key = pointer.substr(1);
     std::replace(key.begin(), key.end(), '/', '.');
-    issues.push_back({pointer, false, fmt::format("'{}' is {}, not a regular file", key, kind),
+    issues.push_back({pointer,
+                      false,
+                      fmt::format("'{}' is {}, not a regular file", key, kind),
                       {"runx reads and hashes its input files whole; give the path of a regular file"}});
   };
   const auto at = [&](const char* pointer) -> const json* {
@@ -183,8 +185,9 @@ std::string TechniqueNote(const std::string& name, const SchemaSet& schemas) {
   if (known.empty()) {
     std::string dirs;
     for (const auto& d : schemas.plugin_dirs) dirs += (dirs.empty() ? "" : ", ") + Quote(d);
-    expected = dirs.empty() ? "no techniques are installed; build the plugins or add their directory to RUNX_PLUGIN_PATH"
-                            : "no techniques are installed in " + dirs;
+    expected = dirs.empty()
+                   ? "no techniques are installed; build the plugins or add their directory to RUNX_PLUGIN_PATH"
+                   : "no techniques are installed in " + dirs;
   } else {
     expected = known.size() == 1 ? "expected " + Quote(known.front()) : "expected one of " + QuotedList(known);
   }
@@ -200,7 +203,8 @@ std::vector<Issue> CheckTechniques(const json& doc, const SchemaSet& schemas) {
     const std::string pointer = PointerAppend("/optimizations", name);
     const auto it = schemas.techniques.find(name);
     if (it == schemas.techniques.end()) {
-      issues.push_back({pointer, true, fmt::format("unknown technique {}", Quote(name)), {TechniqueNote(name, schemas)}});
+      issues.push_back(
+          {pointer, true, fmt::format("unknown technique {}", Quote(name)), {TechniqueNote(name, schemas)}});
       continue;
     }
     if (!params.is_object()) continue;  // the experiment schema says what is wrong
@@ -218,7 +222,8 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
     Place epochs = PlaceOf("/train/epochs", origins, overrides);
     const bool epochs_last = epochs.order > steps.order;
     const std::string later = epochs_last ? "epochs" : "steps", earlier = epochs_last ? "steps" : "epochs";
-    issues.push_back({"/train/" + later, true,
+    issues.push_back({"/train/" + later,
+                      true,
                       fmt::format("'train.{}' cannot be used together with 'train.{}'", later, earlier),
                       {fmt::format("'train.{}' is set {}; measure either a number of steps or a number of epochs",
                                    earlier, (epochs_last ? steps : epochs).text)}});
@@ -235,10 +240,12 @@ std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, con
     const char* unused = infer ? "train" : "infer";
     if (doc.contains(unused)) {
       const Place set = PlaceOf("/task", origins, overrides);
-      issues.push_back({fmt::format("/{}", unused), true,
+      issues.push_back({fmt::format("/{}", unused),
+                        true,
                         fmt::format("'{}' is not used by task '{}'", unused, task.get<std::string>()),
                         {infer ? fmt::format("task 'infer' is set {}; it measures forward passes: set their number in "
-                                             "'infer', e.g. infer: {{warmup_steps: 20, steps: 200}}", set.text)
+                                             "'infer', e.g. infer: {{warmup_steps: 20, steps: 200}}",
+                                             set.text)
                                : "'infer' configures task 'infer'; add 'task: infer' to measure inference, or remove "
                                  "'infer' to train"}});
     }

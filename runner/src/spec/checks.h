@@ -22,8 +22,7 @@ std::string TechniqueNote(const std::string& name, const SchemaSet& schemas);
 /// entry requires, keys of another entry that it refuses, a model that reads other samples than the
 /// data gives, and the entry's own check; input files that are no regular files; the section of
 /// the other task.
-std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins,
-                                  const std::vector<Override>& overrides);
+std::vector<Issue> CheckSemantics(const json& doc, const SourceMap& origins, const std::vector<Override>& overrides);
 
 /// The catalogue's checks of its entries, on the whole document; CheckSemantics calls each when
 /// the document's model or data names its entry:

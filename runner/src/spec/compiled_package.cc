@@ -71,16 +71,20 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
   if (name == "gpt") {
     // tools/gpt_model.py's definition over byte tokens: [batch, seq_len] ids from [0, 256).
     if (data.value("source", "") != "text" || data.value("tokenizer", std::string(kDefaultTokenizer)) != "bytes")
-      return refuse("compile_step.py compiles gpt over byte tokens (data: {source: text, tokenizer: bytes}); with "
-                    "another vocabulary make the package with --vocab and name it in 'package'");
+      return refuse(
+          "compile_step.py compiles gpt over byte tokens (data: {source: text, tokenizer: bytes}); with "
+          "another vocabulary make the package with --vocab and name it in 'package'");
     if (model.value("dropout", 0.0) != 0.0)
-      return refuse("gpt's dropout draws random numbers inside the step; compile_step.py compiles it without (dropout: 0)");
+      return refuse(
+          "gpt's dropout draws random numbers inside the step; compile_step.py compiles it without (dropout: 0)");
     if (!data.contains("seq_len") || !data["seq_len"].is_number_integer())
       return refuse("the package is compiled for one sequence length; data.seq_len must be stated");
     shape = {data["seq_len"].get<int64_t>()};
     classes = 256;
-    p.args = {"--model", "gpt", "--n-layer", std::to_string(model.value("n_layer", 4)), "--n-head",
-              std::to_string(model.value("n_head", 4)), "--d-model", std::to_string(model.value("d_model", 128)),
+    p.args = {"--model",   "gpt",
+              "--n-layer", std::to_string(model.value("n_layer", 4)),
+              "--n-head",  std::to_string(model.value("n_head", 4)),
+              "--d-model", std::to_string(model.value("d_model", 128)),
               "--seq-len", std::to_string(shape[0])};
     if (model.contains("block_size")) p.args.insert(p.args.end(), {"--block-size", model["block_size"].dump()});
     p.args.insert(p.args.end(), {"--vocab", "256", "--batch", std::to_string(batch), "--dtype", dtype});
@@ -94,8 +98,11 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
     classes = model.contains("num_classes") ? model["num_classes"] : data.value("num_classes", json());
     if (!classes.is_number_integer())
       return refuse("the number of classes must be stated (model.num_classes) to compile the loss for it");
-    p.args = {"--model", name, "--batch", std::to_string(batch), "--image-size", std::to_string(shape[1]),
-              "--num-classes", std::to_string(classes.get<int64_t>()), "--dtype", dtype};
+    p.args = {"--model",       name,
+              "--batch",       std::to_string(batch),
+              "--image-size",  std::to_string(shape[1]),
+              "--num-classes", std::to_string(classes.get<int64_t>()),
+              "--dtype",       dtype};
     if (channels_last) p.args.push_back("--channels-last");
   } else if (name == "python") {
     // The user's builder, as runx compile makes its TorchScript artifact (spec/python_model.h): the
@@ -114,9 +121,9 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
     if (!classes.is_number_integer())
       return refuse("the number of classes must be stated (model.num_classes) to compile the loss for it");
     p.args = PythonModuleArgs(model);
-    p.args.insert(p.args.end(), {"--shape", fmt::format("{}", fmt::join(shape, ",")), "--num-classes",
-                                 std::to_string(classes.get<int64_t>()), "--batch", std::to_string(batch), "--dtype",
-                                 dtype});
+    p.args.insert(p.args.end(),
+                  {"--shape", fmt::format("{}", fmt::join(shape, ",")), "--num-classes",
+                   std::to_string(classes.get<int64_t>()), "--batch", std::to_string(batch), "--dtype", dtype});
     if (channels_last) p.args.push_back("--channels-last");
     model_facts = {{"name", name},
                    {"builder", PythonBuilder(model)},
@@ -126,13 +133,20 @@ CompiledPackage AutoPackage(const json& config, const std::string& dir, const st
     file_name = fmt::format("{}-{}", stem, PythonBuilder(model));
   } else {
     return refuse(fmt::format(
-        "tools/compile_step.py builds runx's resnet18, resnet50, gpt and python models, not model '{}'; make the package "
+        "tools/compile_step.py builds runx's resnet18, resnet50, gpt and python models, not model '{}'; make the "
+        "package "
         "with `python3 tools/compile_step.py --module FILE.py:FN ... -o FILE.pt2` and name FILE.pt2 in 'package'",
         name));
   }
-  p.facts = {{"format", "runx-compiled-step/1"}, {"model", model_facts},  {"batch", batch},
-             {"shape", shape},                   {"num_classes", classes}, {"dtype", dtype},
-             {"channels_last", channels_last},   {"device", "cuda"},  {"libtorch", torch_release}};
+  p.facts = {{"format", "runx-compiled-step/1"},
+             {"model", model_facts},
+             {"batch", batch},
+             {"shape", shape},
+             {"num_classes", classes},
+             {"dtype", dtype},
+             {"channels_last", channels_last},
+             {"device", "cuda"},
+             {"libtorch", torch_release}};
   p.key = Sha256Hex(p.facts.dump()).substr(0, 16);
   p.path = (std::filesystem::path(dir) /
             fmt::format("{}-b{}-{}{}-{}.pt2", file_name, batch, dtype, channels_last ? "-cl" : "", p.key))

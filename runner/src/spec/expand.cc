@@ -38,8 +38,8 @@ Plan Expand(const Experiment& exp, const SchemaSet& schemas) {
   plan.repeats = std::max(1, Get<int>(config, "repeats", 1));
   plan.trial_order = ParseTrialOrder(Get<std::string>(config, "order", "interleaved"));
   plan.order = Name(plan.trial_order);
-  plan.order_seed = config.contains("order_seed") ? Get<uint64_t>(config, "order_seed", 0)
-                                                  : Get<uint64_t>(config, "seed", 0);
+  plan.order_seed =
+      config.contains("order_seed") ? Get<uint64_t>(config, "order_seed", 0) : Get<uint64_t>(config, "seed", 0);
   plan.trial_timeout_s = Get<double>(config, "trial_timeout_s", 3600);
 
   std::vector<Variant> variants;

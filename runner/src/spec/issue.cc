@@ -41,15 +41,23 @@ std::string ValueText(const json& value) {
 
 std::string DescribeValue(const json& value) {
   switch (value.type()) {
-    case json::value_t::string: return "string " + ValueText(value);
+    case json::value_t::string:
+      return "string " + ValueText(value);
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer " + value.dump();
-    case json::value_t::number_float: return "number " + value.dump();
-    case json::value_t::boolean: return "boolean " + value.dump();
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "a mapping";
-    case json::value_t::array: return "a list";
-    default: return "a value";
+    case json::value_t::number_unsigned:
+      return "integer " + value.dump();
+    case json::value_t::number_float:
+      return "number " + value.dump();
+    case json::value_t::boolean:
+      return "boolean " + value.dump();
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "a mapping";
+    case json::value_t::array:
+      return "a list";
+    default:
+      return "a value";
   }
 }
 

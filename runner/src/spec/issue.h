@@ -11,9 +11,9 @@ using nlohmann::json;
 
 /// A problem with the value at `pointer`; turned into a Diagnostic once its origin is looked up.
 struct Issue {
-  std::string pointer;      ///< JSON pointer of the value (or of the mapping that lacks a key)
-  bool at_key = false;      ///< point at the value's key instead of the value itself
-  std::string message;      ///< lower case start, no final period
+  std::string pointer;  ///< JSON pointer of the value (or of the mapping that lacks a key)
+  bool at_key = false;  ///< point at the value's key instead of the value itself
+  std::string message;  ///< lower case start, no final period
   std::vector<std::string> notes;
 };
 

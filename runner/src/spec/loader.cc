@@ -14,8 +14,8 @@
 #include "spec/overrides.h"
 #include "spec/resolve.h"
 #include "spec/schema_check.h"
-#include "spec/sweep_check.h"
 #include "spec/spec.h"
+#include "spec/sweep_check.h"
 #include "spec/yaml_reader.h"
 
 namespace runx::spec {
@@ -72,8 +72,8 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   const Source source(path, text);
   auto& diags = out.diagnostics;
   if (text.size() > kMaxFileBytes) {
-    diags.push_back(source.At({}, fmt::format("file is larger than {} MiB; experiment files are a few KiB",
-                                              kMaxFileBytes >> 20)));
+    diags.push_back(
+        source.At({}, fmt::format("file is larger than {} MiB; experiment files are a few KiB", kMaxFileBytes >> 20)));
     return out;
   }
   YamlDocument yaml = ReadYaml(text, {kMaxNodes, kMaxDepth, kMaxValueBytes});
@@ -84,14 +84,16 @@ Outcome Process(const std::string& path, const std::string& text, const std::vec
   }
   const char* const kShape = "an experiment is a mapping with at least 'name', 'model' and 'data'";
   if (yaml.empty) {
-    diags.push_back(source.At({}, "empty experiment file; expected a mapping with at least 'name', 'model' and 'data'"));
+    diags.push_back(
+        source.At({}, "empty experiment file; expected a mapping with at least 'name', 'model' and 'data'"));
     return out;
   }
   json& doc = yaml.value;
   if (!doc.is_object()) {
     const Origin* o = yaml.origins.Nearest("");
     diags.push_back(source.At(o ? o->value : Location{},
-                              fmt::format("expected a mapping at the top level, got {}", DescribeValue(doc)), {kShape}));
+                              fmt::format("expected a mapping at the top level, got {}", DescribeValue(doc)),
+                              {kShape}));
     source.AddSourceLines(&diags);
     return out;
   }

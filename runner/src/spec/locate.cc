@@ -40,7 +40,9 @@ Diagnostic FromIssue(const Source& source, const SourceMap& origins, const std::
     d.notes = std::move(issue.notes);
     return d;
   }
-  const Location where = !o || o->override_index >= 0 ? Location{} : issue.at_key && o->key.line > 0 ? o->key : o->value;
+  const Location where = !o || o->override_index >= 0      ? Location{}
+                         : issue.at_key && o->key.line > 0 ? o->key
+                                                           : o->value;
   return source.At(where, std::move(issue.message), std::move(issue.notes));
 }
 

@@ -54,8 +54,8 @@ std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, j
     const Override& o = overrides[i];
     const size_t eq = o.text.find('=');
     if (eq == std::string::npos) {
-      problems.push_back(Problem(o, fmt::format("expected 'key=value', got {}", Quote(o.text)),
-                                 {"e.g. --set data.batch_size=128"}));
+      problems.push_back(
+          Problem(o, fmt::format("expected 'key=value', got {}", Quote(o.text)), {"e.g. --set data.batch_size=128"}));
       continue;
     }
     const std::string key = Trim(o.text.substr(0, eq));
@@ -92,8 +92,8 @@ std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, j
       const std::string& token = path[k];
       const bool last = k + 1 == path.size();
       if (!node->is_object() && !(node->is_array() && IsIndex(token, *node))) {
-        failed = fmt::format("cannot set {}: {} is {}, not a mapping", Quote(key),
-                             Quote(DisplayPath(*doc, pointer)), DescribeValue(*node));
+        failed = fmt::format("cannot set {}: {} is {}, not a mapping", Quote(key), Quote(DisplayPath(*doc, pointer)),
+                             DescribeValue(*node));
         break;
       }
       pointer = PointerAppend(pointer, token);

@@ -18,7 +18,6 @@ std::string OverrideFile(const std::string& text);
 /// Applies each override to the mapping `doc` in order (creating intermediate mappings) and
 /// records in `origins` that the values come from it. Returns the overrides that could not be
 /// applied (no '=', empty key, unparsable value, a path through a non-mapping).
-std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, nlohmann::json* doc,
-                                       SourceMap* origins);
+std::vector<Diagnostic> ApplyOverrides(const std::vector<Override>& overrides, nlohmann::json* doc, SourceMap* origins);
 
 }  // namespace runx::spec

@@ -4,19 +4,26 @@ namespace runx::spec {
 
 std::string Name(SweepMode mode) {
   switch (mode) {
-    case SweepMode::kSingle: return "single";
-    case SweepMode::kGrid: return "grid";
-    case SweepMode::kAblation: return "ablation";
-    case SweepMode::kAllSubsets: return "all_subsets";
+    case SweepMode::kSingle:
+      return "single";
+    case SweepMode::kGrid:
+      return "grid";
+    case SweepMode::kAblation:
+      return "ablation";
+    case SweepMode::kAllSubsets:
+      return "all_subsets";
   }
   return "single";
 }
 
 std::string Name(TrialOrder order) {
   switch (order) {
-    case TrialOrder::kInterleaved: return "interleaved";
-    case TrialOrder::kShuffled: return "shuffled";
-    case TrialOrder::kSequential: return "sequential";
+    case TrialOrder::kInterleaved:
+      return "interleaved";
+    case TrialOrder::kShuffled:
+      return "shuffled";
+    case TrialOrder::kSequential:
+      return "sequential";
   }
   return "interleaved";
 }

@@ -39,15 +39,25 @@ class SharedConfig {
   const nlohmann::json* operator->() const { return json_.get(); }
 
   template <typename... Args>
-  decltype(auto) value(Args&&... args) const { return json_->value(std::forward<Args>(args)...); }
+  decltype(auto) value(Args&&... args) const {
+    return json_->value(std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  std::string dump(Args&&... args) const { return json_->dump(std::forward<Args>(args)...); }
+  std::string dump(Args&&... args) const {
+    return json_->dump(std::forward<Args>(args)...);
+  }
   template <typename Key>
-  bool contains(Key&& key) const { return json_->contains(std::forward<Key>(key)); }
+  bool contains(Key&& key) const {
+    return json_->contains(std::forward<Key>(key));
+  }
   template <typename Key>
-  const nlohmann::json& at(Key&& key) const { return json_->at(std::forward<Key>(key)); }
+  const nlohmann::json& at(Key&& key) const {
+    return json_->at(std::forward<Key>(key));
+  }
   template <typename Key>
-  const nlohmann::json& operator[](Key&& key) const { return (*json_)[std::forward<Key>(key)]; }
+  const nlohmann::json& operator[](Key&& key) const {
+    return (*json_)[std::forward<Key>(key)];
+  }
 
   /// True when both hold the same object (not merely equal configs).
   bool SharedWith(const SharedConfig& other) const { return json_ == other.json_; }
@@ -71,20 +81,20 @@ struct PlannedTrial {
   std::string config_hash;  ///< Sha256Hex(config.dump())
   std::string label;        ///< unique within the plan: "baseline", "bf16+channels_last", "batch_size=128"
   bool is_baseline = false;
-  int variant_index = 0;    ///< 0 is the baseline
-  int repeat_index = 0;     ///< 0 .. repeats-1
-  int order_index = 0;      ///< position in the execution order of the whole (unsharded) plan
-  std::string differs;      ///< "precision=bf16, +channels_last"; "" for the baseline
+  int variant_index = 0;  ///< 0 is the baseline
+  int repeat_index = 0;   ///< 0 .. repeats-1
+  int order_index = 0;    ///< position in the execution order of the whole (unsharded) plan
+  std::string differs;    ///< "precision=bf16, +channels_last"; "" for the baseline
 };
 
 struct Plan {
   std::vector<PlannedTrial> trials;  ///< in execution order
   int variants = 1, repeats = 1;
-  std::string mode = "single";       ///< Name(sweep_mode), for the store and messages
-  std::string order = "interleaved"; ///< Name(trial_order)
+  std::string mode = "single";        ///< Name(sweep_mode), for the store and messages
+  std::string order = "interleaved";  ///< Name(trial_order)
   SweepMode sweep_mode = SweepMode::kSingle;
   TrialOrder trial_order = TrialOrder::kInterleaved;
-  uint64_t order_seed = 0;           ///< the seed of the shuffled order (given, or derived from `seed`)
+  uint64_t order_seed = 0;  ///< the seed of the shuffled order (given, or derived from `seed`)
   double trial_timeout_s = 3600;
   int shard_index = 0, shard_count = 1;  ///< set by Shard
 };

@@ -8,12 +8,11 @@ namespace runx::spec {
 
 std::string RenderPlan(const Plan& plan) {
   const auto plural = [](size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); };
-  std::string out = fmt::format("{}: {} x {} = {}\n",
-                                plan.sweep_mode == SweepMode::kSingle ? std::string("no sweep")
-                                                                  : Name(plan.sweep_mode) + " sweep",
-                                plural(static_cast<size_t>(plan.variants), "variant"),
-                                plural(static_cast<size_t>(plan.repeats), "repeat"),
-                                plural(static_cast<size_t>(plan.variants) * static_cast<size_t>(plan.repeats), "trial"));
+  std::string out = fmt::format(
+      "{}: {} x {} = {}\n",
+      plan.sweep_mode == SweepMode::kSingle ? std::string("no sweep") : Name(plan.sweep_mode) + " sweep",
+      plural(static_cast<size_t>(plan.variants), "variant"), plural(static_cast<size_t>(plan.repeats), "repeat"),
+      plural(static_cast<size_t>(plan.variants) * static_cast<size_t>(plan.repeats), "trial"));
   if (plan.shard_count > 1)
     out += fmt::format("shard {}/{}: {} of the {} trials\n", plan.shard_index, plan.shard_count, plan.trials.size(),
                        static_cast<size_t>(plan.variants) * static_cast<size_t>(plan.repeats));
@@ -39,7 +38,8 @@ std::string RenderPlan(const Plan& plan) {
     w_label = std::max(w_label, r.label.size());
     w_differs = std::max(w_differs, r.differs.size());
   }
-  out += fmt::format("\n  {:>{}}  {:<{}}  {:<{}}  {}\n", "#", w_index, "label", w_label, "differs", w_differs, "trials");
+  out +=
+      fmt::format("\n  {:>{}}  {:<{}}  {:<{}}  {}\n", "#", w_index, "label", w_label, "differs", w_differs, "trials");
   for (const auto& r : rows)
     out += fmt::format("  {:>{}}  {:<{}}  {:<{}}  {:>6}\n", r.index, w_index, r.label, w_label, r.differs, w_differs,
                        r.trials);

@@ -21,7 +21,6 @@ namespace {
 
 constexpr int kMaxDepth = 128;
 
-
 void Fill(const json& root, const json& schema, json* value, int depth) {
   const json* s = ResolveRef(root, &schema);
   if (!s || depth > kMaxDepth) return;
@@ -36,8 +35,10 @@ void Fill(const json& root, const json& schema, json* value, int depth) {
     const auto extra = s->find("additionalProperties");
     for (auto& [key, child] : value->items()) {
       if (!child.is_structured()) continue;
-      if (props != s->end() && props->is_object() && props->contains(key)) Fill(root, (*props)[key], &child, depth + 1);
-      else if (extra != s->end() && extra->is_object()) Fill(root, *extra, &child, depth + 1);
+      if (props != s->end() && props->is_object() && props->contains(key))
+        Fill(root, (*props)[key], &child, depth + 1);
+      else if (extra != s->end() && extra->is_object())
+        Fill(root, *extra, &child, depth + 1);
     }
   } else if (value->is_array()) {
     const auto items = s->find("items");
@@ -64,17 +65,18 @@ std::vector<Issue> NormaliseOptimizations(json* doc, SourceMap* origins) {
     for (size_t i = 0; i < opt.size(); ++i) {
       const std::string item = PointerAppend(base, i);
       if (!opt[i].is_string()) {
-        issues.push_back({item, false,
-                          fmt::format("{} must be a technique name, got {}",
-                                      Quote(DisplayPath(*doc, item)), DescribeValue(opt[i])),
-                          {"list techniques by name, e.g. [channels_last, amp], or map each to its parameters"}});
+        issues.push_back(
+            {item,
+             false,
+             fmt::format("{} must be a technique name, got {}", Quote(DisplayPath(*doc, item)), DescribeValue(opt[i])),
+             {"list techniques by name, e.g. [channels_last, amp], or map each to its parameters"}});
         continue;
       }
       const std::string name = opt[i].get<std::string>();
       const std::string to = PointerAppend(base, name);
       if (map.contains(name)) {
-        issues.push_back({item, false, fmt::format("technique {} is listed twice", Quote(name)),
-                          {"list each technique once"}});
+        issues.push_back(
+            {item, false, fmt::format("technique {} is listed twice", Quote(name)), {"list each technique once"}});
         continue;
       }
       map[name] = json::object();

@@ -33,7 +33,9 @@ std::string ContextPointer(const std::vector<std::string>& context) {
   return pointer;
 }
 
-size_t Depth(const std::string& pointer) { return static_cast<size_t>(std::count(pointer.begin(), pointer.end(), '/')); }
+size_t Depth(const std::string& pointer) {
+  return static_cast<size_t>(std::count(pointer.begin(), pointer.end(), '/'));
+}
 
 bool Under(const std::string& pointer, const std::string& prefix) {
   return pointer.compare(0, prefix.size(), prefix) == 0 &&
@@ -47,8 +49,7 @@ void ParseSchemaOrThrow(const json& schema) {
   Parse(schema, &parsed);
 }
 
-std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const std::string& base,
-                                      const json& value) {
+std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const std::string& base, const json& value) {
   valijson::Schema parsed;
   Parse(schema, &parsed);
   valijson::Validator validator;
@@ -62,8 +63,7 @@ std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const
   valijson::ValidationResults::Error error;
   while (results.popError(error)) failing.insert(ContextPointer(error.context));
   std::vector<std::string> order(failing.begin(), failing.end());
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return Depth(a) < Depth(b); });
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return Depth(a) < Depth(b); });
 
   const SchemaExplainer explainer(schema, doc, base);
   std::vector<Issue> issues;

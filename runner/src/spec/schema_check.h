@@ -12,8 +12,7 @@ namespace runx::spec {
 
 /// Problems of `value`, which lies at `base` in `doc`, against `schema`; one issue per problem,
 /// most specific place first. `schema` must have been accepted by valijson's parser.
-std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const std::string& base,
-                                      const json& value);
+std::vector<Issue> CheckAgainstSchema(const json& schema, const json& doc, const std::string& base, const json& value);
 
 /// Throws std::exception when valijson cannot use `schema` (bad $ref, wrong keyword types).
 void ParseSchemaOrThrow(const json& schema);

@@ -83,8 +83,9 @@ std::string WithGuess(std::string note, const std::string& guess) {
 
 /// "expected one of 'a', 'b'; did you mean 'a'?"
 std::string ExpectedNote(const json& s, const std::vector<std::string>& expected, const std::string& got) {
-  return WithGuess(expected.size() == 1 ? "expected " + Quote(expected.front()) : "expected one of " + QuotedList(expected),
-                   Guess(s, got, expected));
+  return WithGuess(
+      expected.size() == 1 ? "expected " + Quote(expected.front()) : "expected one of " + QuotedList(expected),
+      Guess(s, got, expected));
 }
 
 /// The bounds of a number schema: ">= 1", "> 0", "< 1".
@@ -93,10 +94,11 @@ std::vector<std::string> Bounds(const json& s) {
   const auto bound = [&](const char* key, const char* exclusive_key, const char* op, const char* strict_op) {
     const auto it = s.find(key);
     const auto ex = s.find(exclusive_key);
-    if (ex != s.end() && ex->is_number()) out.push_back(fmt::format("{} {}", strict_op, ex->dump()));
+    if (ex != s.end() && ex->is_number())
+      out.push_back(fmt::format("{} {}", strict_op, ex->dump()));
     else if (it != s.end() && it->is_number())
-      out.push_back(fmt::format("{} {}", ex != s.end() && ex->is_boolean() && ex->get<bool>() ? strict_op : op,
-                                it->dump()));
+      out.push_back(
+          fmt::format("{} {}", ex != s.end() && ex->is_boolean() && ex->get<bool>() ? strict_op : op, it->dump()));
   };
   bound("minimum", "exclusiveMinimum", ">=", ">");
   bound("maximum", "exclusiveMaximum", "<=", "<");
@@ -113,8 +115,10 @@ std::string Noun(const json& s, const std::string& pointer) {
   if (tokens.empty()) return "value";
   noun = tokens.back() == "name" && tokens.size() >= 2 ? tokens[tokens.size() - 2] : tokens.back();
   for (auto& c : noun) {
-    if (c == '_') c = ' ';
-    else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') return "value";
+    if (c == '_')
+      c = ' ';
+    else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.')
+      return "value";
   }
   return noun;
 }
@@ -150,8 +154,7 @@ const json* SchemaExplainer::Child(const json& schema, const json& parent, const
                                    bool branches) const {
   const json& s = Resolve(schema);
   if (parent.is_object()) {
-    if (const auto p = s.find("properties"); p != s.end() && p->is_object() && p->contains(token))
-      return &(*p)[token];
+    if (const auto p = s.find("properties"); p != s.end() && p->is_object() && p->contains(token)) return &(*p)[token];
     if (const auto pp = s.find("patternProperties"); pp != s.end() && pp->is_object())
       for (const auto& [pattern, sub] : pp->items())
         if (PatternMatches(pattern, token)) return &sub;
@@ -216,21 +219,25 @@ bool SchemaExplainer::ExplainAt(const json& schema, const json& v, const std::st
   if (!types.empty() && std::none_of(types.begin(), types.end(), [&](const auto& t) { return HasType(t, v); })) {
     std::vector<std::string> nouns;
     for (const auto& t : types) nouns.push_back(TypeNoun(t));
-    Issue issue{pointer, false, fmt::format("{} must be {}, got {}", Path(pointer), OrList(nouns), DescribeValue(v)), {}};
-    static const std::vector<std::string> kYaml11Booleans = {"yes", "no", "on", "off", "y", "n", "Yes", "No", "On", "Off"};
+    Issue issue{
+        pointer, false, fmt::format("{} must be {}, got {}", Path(pointer), OrList(nouns), DescribeValue(v)), {}};
+    static const std::vector<std::string> kYaml11Booleans = {"yes", "no",  "on", "off", "y",
+                                                             "n",   "Yes", "No", "On",  "Off"};
     if (v.is_string() && std::find(types.begin(), types.end(), "boolean") != types.end() &&
         std::find(kYaml11Booleans.begin(), kYaml11Booleans.end(), v.get<std::string>()) != kYaml11Booleans.end())
-      issue.notes.push_back(fmt::format("YAML 1.2 reads {} as a string; write true or false", Quote(v.get<std::string>())));
+      issue.notes.push_back(
+          fmt::format("YAML 1.2 reads {} as a string; write true or false", Quote(v.get<std::string>())));
     if (const std::string hint = Str(s, "x-hint"); !hint.empty()) issue.notes.push_back(hint);
     add(std::move(issue));
     return true;
   }
-  if (const auto e = s.find("enum"); e != s.end() && e->is_array() &&
-                                      std::find(e->begin(), e->end(), v) == e->end()) {
+  if (const auto e = s.find("enum"); e != s.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
     std::vector<std::string> names;
     for (const auto& item : *e) names.push_back(item.is_string() ? item.get<std::string>() : item.dump());
     if (v.is_string()) {
-      add({pointer, false, fmt::format("unknown {} {}", Noun(s, pointer), Quote(v.get<std::string>())),
+      add({pointer,
+           false,
+           fmt::format("unknown {} {}", Noun(s, pointer), Quote(v.get<std::string>())),
            {ExpectedNote(s, names, v.get<std::string>())}});
     } else {
       std::vector<std::string> shown;
@@ -262,7 +269,9 @@ bool SchemaExplainer::ExplainAt(const json& schema, const json& v, const std::st
       for (auto& d : Describe(sub)) described.push_back(std::move(d));
     }
     if (matched == 0) {
-      add({pointer, false, fmt::format("{} must be {}, got {}", Path(pointer), OrList(described), DescribeValue(v)),
+      add({pointer,
+           false,
+           fmt::format("{} must be {}, got {}", Path(pointer), OrList(described), DescribeValue(v)),
            {}});
       whole = true;
     } else if (matched > 1 && std::string(key) == "oneOf") {
@@ -284,7 +293,8 @@ bool SchemaExplainer::ExplainAt(const json& schema, const json& v, const std::st
 void SchemaExplainer::CheckNumber(const json& s, const json& v, const std::string& pointer,
                                   std::vector<Issue>* out) const {
   const auto fail = [&](const char* op, const json& bound) {
-    out->push_back({pointer, false, fmt::format("{} must be {} {}, got {}", Path(pointer), op, bound.dump(), v.dump()), {}});
+    out->push_back(
+        {pointer, false, fmt::format("{} must be {} {}, got {}", Path(pointer), op, bound.dump(), v.dump()), {}});
   };
   const auto ex_min = s.find("exclusiveMinimum"), ex_max = s.find("exclusiveMaximum");
   const bool ex_min_flag = ex_min != s.end() && ex_min->is_boolean() && ex_min->get<bool>();
@@ -302,8 +312,8 @@ void SchemaExplainer::CheckNumber(const json& s, const json& v, const std::strin
   if (const auto m = s.find("multipleOf"); m != s.end() && m->is_number() && m->get<double>() > 0) {
     const double q = v.get<double>() / m->get<double>();
     if (std::fabs(q - std::round(q)) > 1e-9)
-      out->push_back({pointer, false,
-                      fmt::format("{} must be a multiple of {}, got {}", Path(pointer), m->dump(), v.dump()), {}});
+      out->push_back(
+          {pointer, false, fmt::format("{} must be a multiple of {}, got {}", Path(pointer), m->dump(), v.dump()), {}});
   }
 }
 
@@ -312,15 +322,17 @@ void SchemaExplainer::CheckString(const json& s, const json& v, const std::strin
   const std::string text = v.get<std::string>();
   const size_t length = Utf8Length(text);
   if (const auto m = s.find("minLength"); m != s.end() && m->is_number_unsigned() && length < m->get<size_t>()) {
-    out->push_back({pointer, false,
+    out->push_back({pointer,
+                    false,
                     m->get<size_t>() == 1 ? fmt::format("{} must not be empty", Path(pointer))
-                                          : fmt::format("{} must be at least {} characters long, got {}",
-                                                        Path(pointer), m->dump(), length),
+                                          : fmt::format("{} must be at least {} characters long, got {}", Path(pointer),
+                                                        m->dump(), length),
                     {}});
     return;
   }
   if (const auto m = s.find("maxLength"); m != s.end() && m->is_number_unsigned() && length > m->get<size_t>()) {
-    out->push_back({pointer, false,
+    out->push_back({pointer,
+                    false,
                     fmt::format("{} must be at most {} characters long, got {}", Path(pointer), m->dump(), length),
                     {}});
     return;
@@ -330,7 +342,8 @@ void SchemaExplainer::CheckString(const json& s, const json& v, const std::strin
     const auto suggest = Strings(s, "x-suggest");
     const std::string expected = Str(s, "x-expected");
     const std::string note = "expected " + (expected.empty() ? "a string matching " + Quote(pattern) : expected);
-    out->push_back({pointer, false,
+    out->push_back({pointer,
+                    false,
                     fmt::format("{} {} {}", suggest.empty() ? "invalid" : "unknown", Noun(s, pointer), Quote(text)),
                     {WithGuess(note, Guess(s, text, suggest))}});
   }
@@ -340,10 +353,11 @@ void SchemaExplainer::CheckArray(const json& s, const json& v, const std::string
                                  std::vector<Issue>* out) const {
   const auto items = [](size_t n) { return fmt::format("{} item{}", n, n == 1 ? "" : "s"); };
   if (const auto m = s.find("minItems"); m != s.end() && m->is_number_unsigned() && v.size() < m->get<size_t>()) {
-    out->push_back({pointer, false,
-                    v.empty() && m->get<size_t>() == 1
-                        ? fmt::format("{} must not be empty", Path(pointer))
-                        : fmt::format("{} must have at least {}, got {}", Path(pointer), items(m->get<size_t>()), v.size()),
+    out->push_back({pointer,
+                    false,
+                    v.empty() && m->get<size_t>() == 1 ? fmt::format("{} must not be empty", Path(pointer))
+                                                       : fmt::format("{} must have at least {}, got {}", Path(pointer),
+                                                                     items(m->get<size_t>()), v.size()),
                     {}});
   }
   size_t max = SIZE_MAX;
@@ -352,18 +366,22 @@ void SchemaExplainer::CheckArray(const json& s, const json& v, const std::string
       it != s.end() && it->is_array() && ai != s.end() && ai->is_boolean() && !ai->get<bool>())
     max = std::min(max, it->size());
   if (v.size() > max)
-    out->push_back({pointer, false, fmt::format("{} must have at most {}, got {}", Path(pointer), items(max), v.size()), {}});
+    out->push_back(
+        {pointer, false, fmt::format("{} must have at most {}, got {}", Path(pointer), items(max), v.size()), {}});
   if (const auto u = s.find("uniqueItems"); u != s.end() && u->is_boolean() && u->get<bool>()) {
     for (size_t i = 1; i < v.size(); ++i) {
-      if (std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) != v.begin() + static_cast<std::ptrdiff_t>(i)) {
-        out->push_back({PointerAppend(pointer, i), false,
-                        fmt::format("{} repeats {}", Path(pointer), ValueText(v[i])), {"list each item once"}});
+      if (std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) !=
+          v.begin() + static_cast<std::ptrdiff_t>(i)) {
+        out->push_back({PointerAppend(pointer, i),
+                        false,
+                        fmt::format("{} repeats {}", Path(pointer), ValueText(v[i])),
+                        {"list each item once"}});
         break;
       }
     }
   }
-  if (const auto c = s.find("contains"); c != s.end() &&
-                                         std::none_of(v.begin(), v.end(), [&](const json& x) { return Matches(*c, x, 0); }))
+  if (const auto c = s.find("contains");
+      c != s.end() && std::none_of(v.begin(), v.end(), [&](const json& x) { return Matches(*c, x, 0); }))
     out->push_back({pointer, false, fmt::format("{} must contain {}", Path(pointer), OrList(Describe(*c))), {}});
 }
 
@@ -399,22 +417,32 @@ void SchemaExplainer::CheckObject(const json& s, const json& v, const std::strin
     out->push_back(std::move(issue));
   }
   for (const auto& key : unknown) {
-    out->push_back({PointerAppend(pointer, key), true, fmt::format("unknown key {}{}", Quote(key), in),
+    out->push_back({PointerAppend(pointer, key),
+                    true,
+                    fmt::format("unknown key {}{}", Quote(key), in),
                     {known.empty() ? fmt::format("{} takes no keys", path.empty() ? "it" : Quote(path))
                                    : ExpectedNote(json::object(), known, key)}});
   }
   const auto count = [](size_t n) { return fmt::format("{} key{}", n, n == 1 ? "" : "s"); };
   if (const auto m = s.find("minProperties"); m != s.end() && m->is_number_unsigned() && v.size() < m->get<size_t>())
-    out->push_back({pointer, false, fmt::format("{} must have at least {}, got {}", Path(pointer), count(m->get<size_t>()), v.size()), {}});
+    out->push_back({pointer,
+                    false,
+                    fmt::format("{} must have at least {}, got {}", Path(pointer), count(m->get<size_t>()), v.size()),
+                    {}});
   if (const auto m = s.find("maxProperties"); m != s.end() && m->is_number_unsigned() && v.size() > m->get<size_t>())
-    out->push_back({pointer, false, fmt::format("{} must have at most {}, got {}", Path(pointer), count(m->get<size_t>()), v.size()), {}});
+    out->push_back({pointer,
+                    false,
+                    fmt::format("{} must have at most {}, got {}", Path(pointer), count(m->get<size_t>()), v.size()),
+                    {}});
   if (const auto deps = s.find("dependencies"); deps != s.end() && deps->is_object()) {
     for (const auto& [key, needs] : deps->items()) {
       if (!v.contains(key) || !needs.is_array()) continue;
       for (const auto& need : needs)
         if (need.is_string() && !v.contains(need.get<std::string>()))
-          out->push_back({PointerAppend(pointer, key), true,
-                          fmt::format("{} needs {}{}", Quote(key), Quote(need.get<std::string>()), in), {}});
+          out->push_back({PointerAppend(pointer, key),
+                          true,
+                          fmt::format("{} needs {}{}", Quote(key), Quote(need.get<std::string>()), in),
+                          {}});
     }
   }
 }

@@ -27,8 +27,7 @@ class SchemaExplainer {
  private:
   const json& Resolve(const json& schema) const;
   const json* Child(const json& schema, const json& parent, const std::string& token, bool branches) const;
-  bool ExplainAt(const json& schema, const json& value, const std::string& pointer,
-                 std::vector<Issue>* out) const;
+  bool ExplainAt(const json& schema, const json& value, const std::string& pointer, std::vector<Issue>* out) const;
   bool Matches(const json& schema, const json& value, int depth) const;
   bool PatternMatches(const std::string& pattern, const std::string& text) const;
   std::vector<std::string> Describe(const json& schema) const;

@@ -5,8 +5,7 @@ namespace {
 
 /// True when `path` is `prefix` itself or lies under it.
 bool InSubtree(const std::string& path, const std::string& prefix) {
-  return path.compare(0, prefix.size(), prefix) == 0 &&
-         (path.size() == prefix.size() || path[prefix.size()] == '/');
+  return path.compare(0, prefix.size(), prefix) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
 }  // namespace
@@ -35,8 +34,7 @@ void SourceMap::EraseSubtree(const std::string& pointer) {
 
 void SourceMap::CopySubtree(const std::string& from, const std::string& to) {
   std::vector<std::pair<std::string, Origin>> copied;
-  for (auto it = nodes_.lower_bound(from);
-       it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it) {
+  for (auto it = nodes_.lower_bound(from); it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it) {
     if (InSubtree(it->first, from)) copied.emplace_back(to + it->first.substr(from.size()), it->second);
   }
   for (auto& [path, origin] : copied) nodes_[path] = origin;
@@ -45,16 +43,17 @@ void SourceMap::CopySubtree(const std::string& from, const std::string& to) {
 std::string PointerAppend(const std::string& pointer, const std::string& token) {
   std::string out = pointer + '/';
   for (const char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
 
-std::string PointerAppend(const std::string& pointer, size_t index) {
-  return pointer + '/' + std::to_string(index);
-}
+std::string PointerAppend(const std::string& pointer, size_t index) { return pointer + '/' + std::to_string(index); }
 
 std::vector<std::string> PointerTokens(const std::string& pointer) {
   std::vector<std::string> tokens;

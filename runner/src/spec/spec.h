@@ -19,11 +19,11 @@ namespace runx::spec {
 ///         |         ^
 ///   note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50'; did you mean 'resnet50'?
 struct Diagnostic {
-  std::string file;         ///< path as the user gave it, or "--set" for command-line overrides
-  int line = 0;             ///< 1-based; 0 when the problem has no position (e.g. unreadable file)
-  int column = 0;           ///< 1-based
-  std::string message;      ///< lower case start, no final period, user values quoted
-  std::string source_line;  ///< the text of `line`, without newline; empty when unknown
+  std::string file;                ///< path as the user gave it, or "--set" for command-line overrides
+  int line = 0;                    ///< 1-based; 0 when the problem has no position (e.g. unreadable file)
+  int column = 0;                  ///< 1-based
+  std::string message;             ///< lower case start, no final period, user values quoted
+  std::string source_line;         ///< the text of `line`, without newline; empty when unknown
   std::vector<std::string> notes;  ///< "expected ...", "did you mean '...'?", hints
   std::string Render() const;
 };
@@ -49,7 +49,7 @@ class SpecError : public std::runtime_error {
 struct SchemaSet {
   nlohmann::json experiment;
   std::map<std::string, nlohmann::json> techniques;  ///< technique name -> parameter schema
-  std::vector<std::string> plugin_dirs;  ///< where techniques were looked for (named in errors)
+  std::vector<std::string> plugin_dirs;              ///< where techniques were looked for (named in errors)
   /// Schema files that could not be used ("<file>: <why>"); their technique is left out, so an
   /// experiment naming it gets "unknown technique". Callers may print these as warnings.
   std::vector<std::string> errors;
@@ -67,10 +67,10 @@ struct Override {
 
 /// A validated, fully resolved experiment.
 struct Experiment {
-  std::string path;       ///< as given
-  std::string text;       ///< the YAML source
+  std::string path;  ///< as given
+  std::string text;  ///< the YAML source
   std::string text_sha256;
-  nlohmann::json config;  ///< schema defaults filled in, overrides applied
+  nlohmann::json config;    ///< schema defaults filled in, overrides applied
   std::string config_hash;  ///< sha256 (hex) of config.dump()
   /// The keys of `sweep.axes` in the order written (labels follow it); empty without a sweep.
   std::vector<std::string> sweep_axes;
@@ -84,8 +84,7 @@ struct Experiment {
 
 /// Parses, validates and resolves `path` with `overrides`. Throws SpecError with every problem
 /// found (never crashes or hangs on hostile input: deep nesting, alias bombs, huge files).
-Experiment Load(const std::string& path, const std::vector<Override>& overrides,
-                const SchemaSet& schemas);
+Experiment Load(const std::string& path, const std::vector<Override>& overrides, const SchemaSet& schemas);
 
 /// Like Load, but returns the problems instead of throwing (empty when valid).
 std::vector<Diagnostic> Validate(const std::string& path, const std::vector<Override>& overrides,
@@ -98,11 +97,11 @@ std::vector<Diagnostic> ValidateText(const std::string& path, const std::string&
                                      const std::vector<Override>& overrides, const SchemaSet& schemas);
 
 /// Limits that keep hostile input cheap; every one gives a clear error when exceeded.
-inline constexpr size_t kMaxFileBytes = 1 << 20;     ///< experiment files are a few KiB
-inline constexpr size_t kMaxNodes = 100000;          ///< after expanding YAML aliases
-inline constexpr size_t kMaxDepth = 64;              ///< nested mappings and lists
-inline constexpr size_t kMaxValueBytes = 4096;       ///< one scalar or key
-inline constexpr size_t kMaxDiagnostics = 50;        ///< per file; then "N more errors not shown"
+inline constexpr size_t kMaxFileBytes = 1 << 20;  ///< experiment files are a few KiB
+inline constexpr size_t kMaxNodes = 100000;       ///< after expanding YAML aliases
+inline constexpr size_t kMaxDepth = 64;           ///< nested mappings and lists
+inline constexpr size_t kMaxValueBytes = 4096;    ///< one scalar or key
+inline constexpr size_t kMaxDiagnostics = 50;     ///< per file; then "N more errors not shown"
 
 /// sha256 of `data`, lower-case hex (base/sha256.h).
 using base::Sha256Hex;

@@ -28,8 +28,8 @@ void CollectPaths(const json& root, const json& schema, const std::string& prefi
   const auto props = s->find("properties");
   if (props == s->end() || !props->is_object()) return;
   for (const auto& [key, sub] : props->items()) {
-    if (depth == 0 && (key == "optimizations" || std::any_of(NotAxes().begin(), NotAxes().end(),
-                                                             [&](const auto& n) { return n.first == key; })))
+    if (depth == 0 && (key == "optimizations" ||
+                       std::any_of(NotAxes().begin(), NotAxes().end(), [&](const auto& n) { return n.first == key; })))
       continue;
     const std::string path = prefix.empty() ? key : prefix + "." + key;
     out->push_back(path);
@@ -42,8 +42,9 @@ void CollectPaths(const json& root, const json& schema, const std::string& prefi
 /// (so that every variant runs it).
 std::optional<std::string> TechniqueParameterProblem(const std::vector<std::string>& path, const json& config,
                                                      const SchemaSet& schemas) {
-  const std::string hint = "a technique's parameter is swept as 'optimizations.TECHNIQUE.PARAMETER', e.g. "
-                           "'optimizations.data_parallel.world_size'";
+  const std::string hint =
+      "a technique's parameter is swept as 'optimizations.TECHNIQUE.PARAMETER', e.g. "
+      "'optimizations.data_parallel.world_size'";
   if (path.size() != 3) return hint;
   const auto schema = schemas.techniques.find(path[1]);
   if (schema == schemas.techniques.end()) return fmt::format("unknown technique {}; {}", Quote(path[1]), hint);
@@ -58,9 +59,10 @@ std::optional<std::string> TechniqueParameterProblem(const std::vector<std::stri
   }
   const json& top = config.value("optimizations", json::object());
   if (!top.is_object() || !top.contains(path[1]))
-    return fmt::format("{} sweeps a parameter of a technique the experiment does not run: add {} to the top-level "
-                       "'optimizations'",
-                       Quote(fmt::format("{}", fmt::join(path, "."))), Quote(path[1]));
+    return fmt::format(
+        "{} sweeps a parameter of a technique the experiment does not run: add {} to the top-level "
+        "'optimizations'",
+        Quote(fmt::format("{}", fmt::join(path, "."))), Quote(path[1]));
   return std::nullopt;
 }
 
@@ -85,8 +87,10 @@ std::vector<std::string> AxisOrder(const json& axes, const SourceMap& origins) {
   for (const auto& [key, values] : axes.items()) {
     const Origin* o = origins.Nearest(PointerAppend("/sweep/axes", key));
     std::tuple<int, int, int> at{2, 0, 0};
-    if (o && o->override_index >= 0) at = {1, o->override_index, 0};
-    else if (o) at = {0, (o->key.line > 0 ? o->key : o->value).line, (o->key.line > 0 ? o->key : o->value).column};
+    if (o && o->override_index >= 0)
+      at = {1, o->override_index, 0};
+    else if (o)
+      at = {0, (o->key.line > 0 ? o->key : o->value).line, (o->key.line > 0 ? o->key : o->value).column};
     keyed.emplace_back(at, key);
   }
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -123,7 +127,8 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
     if (!axis.techniques) {
       axis.path = SplitDots(key);
       if (std::find(paths.begin(), paths.end(), key) == paths.end()) {
-        const auto why = std::find_if(NotAxes().begin(), NotAxes().end(), [&](const auto& n) { return n.first == key; });
+        const auto why =
+            std::find_if(NotAxes().begin(), NotAxes().end(), [&](const auto& n) { return n.first == key; });
         if (why != NotAxes().end()) {
           issues->push_back({at, true, fmt::format("{} cannot be a sweep axis", Quote(key)), {why->second}});
         } else if (axis.path.front() == "optimizations") {
@@ -134,8 +139,9 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
           sweep.axes.push_back(std::move(axis));  // a technique's parameter: optimizations.TECHNIQUE.PARAMETER
           continue;
         } else {
-          std::string note = "expected a config path such as 'precision', 'data.batch_size' or "
-                             "'train.optimizer.lr', or 'optimizations'";
+          std::string note =
+              "expected a config path such as 'precision', 'data.batch_size' or "
+              "'train.optimizer.lr', or 'optimizations'";
           const std::string guess = DidYouMean(key, candidates);
           if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
           issues->push_back({at, true, fmt::format("unknown axis {} in 'sweep.axes'", Quote(key)), {note}});
@@ -147,14 +153,18 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
         const auto& a = axis.path.size() < other.path.size() ? axis.path : other.path;
         const auto& b = axis.path.size() < other.path.size() ? other.path : axis.path;
         if (std::equal(a.begin(), a.end(), b.begin()))
-          issues->push_back({at, true, fmt::format("axis {} overlaps axis {}", Quote(key), Quote(other.key)),
+          issues->push_back({at,
+                             true,
+                             fmt::format("axis {} overlaps axis {}", Quote(key), Quote(other.key)),
                              {"sweep a mapping or the values inside it, not both"}});
       }
     } else {
       for (size_t i = 0; i < axis.values.size(); ++i) {
         const std::string name = axis.values[i].get<std::string>();
         if (!schemas.techniques.count(name))
-          issues->push_back({PointerAppend(at, i), false, fmt::format("unknown technique {}", Quote(name)),
+          issues->push_back({PointerAppend(at, i),
+                             false,
+                             fmt::format("unknown technique {}", Quote(name)),
                              {TechniqueNote(name, schemas)}});
       }
     }
@@ -167,9 +177,11 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
     for (const auto& switched : sweep.axes)
       if (switched.techniques &&
           std::find(switched.values.begin(), switched.values.end(), json(param.path[1])) != switched.values.end())
-        issues->push_back({PointerAppend("/sweep/axes", param.key), true,
+        issues->push_back({PointerAppend("/sweep/axes", param.key),
+                           true,
                            fmt::format("axis {} sweeps a parameter of {}, which the 'optimizations' axis switches "
-                                       "on and off", Quote(param.key), Quote(param.path[1])),
+                                       "on and off",
+                                       Quote(param.key), Quote(param.path[1])),
                            {"sweep a technique's parameters or switch it, not both"}});
   }
 
@@ -178,11 +190,12 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
   for (const auto& [key, value] : baseline.items()) {
     if (axes.contains(key)) continue;  // an axis (when its key is wrong, that is reported there)
     {
-      std::string note = axis_keys.size() == 1 ? "expected " + Quote(axis_keys.front())
-                                               : "expected one of " + QuotedList(axis_keys);
+      std::string note =
+          axis_keys.size() == 1 ? "expected " + Quote(axis_keys.front()) : "expected one of " + QuotedList(axis_keys);
       const std::string guess = DidYouMean(key, axis_keys);
       if (!guess.empty()) note += fmt::format("; did you mean {}?", Quote(guess));
-      issues->push_back({PointerAppend("/sweep/baseline", key), true,
+      issues->push_back({PointerAppend("/sweep/baseline", key),
+                         true,
                          fmt::format("unknown axis {} in 'sweep.baseline'", Quote(key)),
                          {"the baseline gives a value to axes of 'sweep.axes'; " + note}});
     }
@@ -197,20 +210,24 @@ Sweep ReadSweep(const json& config, const SchemaSet& schemas, const std::vector<
         if (std::find(axis.values.begin(), axis.values.end(), json(on[i])) == axis.values.end()) {
           std::vector<std::string> listed;
           for (const auto& v : axis.values) listed.push_back(v.get<std::string>());
-          issues->push_back({PointerAppend("/sweep/baseline/optimizations", i), false,
-                             fmt::format("technique {} is not in the 'optimizations' axis", Quote(on[i])),
-                             {(listed.size() == 1 ? "expected " + Quote(listed.front())
-                                                  : "expected one of " + QuotedList(listed)) +
-                              "; the baseline says which of the axis' techniques are on"}});
+          issues->push_back(
+              {PointerAppend("/sweep/baseline/optimizations", i),
+               false,
+               fmt::format("technique {} is not in the 'optimizations' axis", Quote(on[i])),
+               {(listed.size() == 1 ? "expected " + Quote(listed.front()) : "expected one of " + QuotedList(listed)) +
+                "; the baseline says which of the axis' techniques are on"}});
         }
       }
       for (const auto& v : axis.values)
         axis.base_on.push_back(std::find(on.begin(), on.end(), v.get<std::string>()) != on.end());
       continue;
     }
-    if (baseline.contains(axis.key)) axis.baseline = baseline[axis.key];
-    else if (axis.key == "precision") axis.baseline = "fp32";
-    else axis.baseline = axis.values.front();
+    if (baseline.contains(axis.key))
+      axis.baseline = baseline[axis.key];
+    else if (axis.key == "precision")
+      axis.baseline = "fp32";
+    else
+      axis.baseline = axis.values.front();
     for (size_t i = 0; i < axis.values.size(); ++i)
       if (axis.values[i] != axis.baseline) axis.changes.push_back(i);
   }

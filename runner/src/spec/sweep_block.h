@@ -15,13 +15,13 @@ namespace runx::spec {
 
 /// One axis of a sweep.
 struct Axis {
-  std::string key;                 ///< as written: "data.batch_size", "optimizations"
-  std::vector<std::string> path;   ///< config path; empty for the optimizations axis
+  std::string key;                ///< as written: "data.batch_size", "optimizations"
+  std::vector<std::string> path;  ///< config path; empty for the optimizations axis
   bool techniques = false;
-  std::vector<json> values;        ///< the listed values; technique names for the optimizations axis
-  json baseline;                   ///< the baseline value (unused for techniques)
-  std::vector<bool> base_on;       ///< techniques: on in the baseline
-  std::vector<size_t> changes;     ///< values other than the baseline (indices into `values`)
+  std::vector<json> values;     ///< the listed values; technique names for the optimizations axis
+  json baseline;                ///< the baseline value (unused for techniques)
+  std::vector<bool> base_on;    ///< techniques: on in the baseline
+  std::vector<size_t> changes;  ///< values other than the baseline (indices into `values`)
 };
 
 struct Sweep {

@@ -38,16 +38,18 @@ std::string Plural(size_t n, const char* word) { return fmt::format("{} {}{}", n
 
 std::vector<Issue> CheckSize(size_t variants, int repeats, bool repeats_written) {
   if (variants > kMaxVariants) {
-    return {{"/sweep/axes", true,
-             fmt::format("the sweep makes {} variants; at most {}",
-                         variants > kMaxVariants * 2 ? fmt::format("more than {}", kMaxVariants * 2)
-                                                     : std::to_string(variants),
-                         kMaxVariants),
+    return {{"/sweep/axes",
+             true,
+             fmt::format(
+                 "the sweep makes {} variants; at most {}",
+                 variants > kMaxVariants * 2 ? fmt::format("more than {}", kMaxVariants * 2) : std::to_string(variants),
+                 kMaxVariants),
              {"use fewer axes or values, or mode ablation (the baseline, each change alone, all changes together)"}}};
   }
   const size_t trials = variants * static_cast<size_t>(std::max(1, repeats));
   if (trials <= kMaxTrials) return {};
-  return {{repeats_written ? "/repeats" : "/sweep/axes", !repeats_written,
+  return {{repeats_written ? "/repeats" : "/sweep/axes",
+           !repeats_written,
            fmt::format("the sweep makes {} x {} = {} trials; at most {}", Plural(variants, "variant"),
                        Plural(static_cast<size_t>(repeats), "repeat"), trials, kMaxTrials),
            {fmt::format("use at most {} repeats with {} variants, or fewer axes or values; split a longer "
@@ -79,7 +81,9 @@ std::vector<Issue> NormaliseSweepAxes(json* doc, SourceMap* origins) {
           const Origin* o = origins->Nearest(PointerAppend(from, sub));
           if (!o || o->override_index < 0) {
             const Origin* first = origins->Nearest(to);
-            issues.push_back({PointerAppend(from, sub), true, fmt::format("axis {} is given twice", Quote(flat)),
+            issues.push_back({PointerAppend(from, sub),
+                              true,
+                              fmt::format("axis {} is given twice", Quote(flat)),
                               {first && first->override_index < 0 && first->key.line > 0
                                    ? fmt::format("first given at line {}", first->key.line)
                                    : "give each axis once"}});
@@ -137,8 +141,8 @@ std::vector<Issue> CheckSweep(const json& doc, const SchemaSet& schemas, const S
     Sweep one;
     one.axes.push_back(axis);
     json c = BuildConfig(base, top, one, {value});
-    const std::string target = axis.techniques ? PointerAppend("/optimizations", value[0].get<std::string>())
-                                               : Pointer(axis.path);
+    const std::string target =
+        axis.techniques ? PointerAppend("/optimizations", value[0].get<std::string>()) : Pointer(axis.path);
     for (auto& i : check(c)) {
       if (known.count({i.pointer, i.message})) continue;
       if (Under(i.pointer, target) && i.pointer.size() > target.size()) {
@@ -162,7 +166,8 @@ std::vector<Issue> CheckSweep(const json& doc, const SchemaSet& schemas, const S
   }
   if (!issues.empty()) return issues;
 
-  if (auto too_many = CheckSize(CountVariants(sweep), config.value("repeats", 1), doc.contains("repeats")); !too_many.empty())
+  if (auto too_many = CheckSize(CountVariants(sweep), config.value("repeats", 1), doc.contains("repeats"));
+      !too_many.empty())
     return too_many;
   // Rules that only a combination breaks (e.g. train.steps in one axis, train.epochs in another).
   // Their places are in no file: checked without origins; each rule reported for its first variant.

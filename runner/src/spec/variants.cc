@@ -14,9 +14,9 @@ namespace {
 /// optimizations axis (on / off).
 struct Dim {
   size_t axis = 0;
-  int technique = -1;         ///< index into the axis' values, or -1
-  std::vector<json> domain;   ///< values, or booleans (on) for a technique; [0] is the baseline's
-                              ///< except in grid mode
+  int technique = -1;        ///< index into the axis' values, or -1
+  std::vector<json> domain;  ///< values, or booleans (on) for a technique; [0] is the baseline's
+                             ///< except in grid mode
 };
 
 std::vector<Dim> Dims(const Sweep& sweep, bool grid) {
@@ -68,8 +68,10 @@ Choice MakeChoice(const Sweep& sweep, const std::vector<Dim>& dims, const std::v
     if (sweep.axes[a].techniques) on[a] = sweep.axes[a].base_on;
   for (size_t d = 0; d < dims.size(); ++d) {
     const json& v = dims[d].domain[picks[d]];
-    if (dims[d].technique >= 0) on[dims[d].axis][static_cast<size_t>(dims[d].technique)] = v.get<bool>();
-    else c[dims[d].axis] = v;
+    if (dims[d].technique >= 0)
+      on[dims[d].axis][static_cast<size_t>(dims[d].technique)] = v.get<bool>();
+    else
+      c[dims[d].axis] = v;
   }
   for (size_t a = 0; a < sweep.axes.size(); ++a) {
     if (!sweep.axes[a].techniques) continue;
@@ -90,7 +92,6 @@ void SetPath(json* config, const std::vector<std::string>& path, const json& val
   }
   (*node)[path.back()] = value;
 }
-
 
 /// `config` (made by BuildConfig) with the defaults of the experiment and of the axis'
 /// techniques filled in.
@@ -165,10 +166,14 @@ std::vector<Choice> AllSubsetsVariants(const Sweep& sweep) {
 
 std::vector<Choice> SweepVariants(const Sweep& sweep) {
   switch (sweep.mode) {
-    case SweepMode::kGrid: return GridVariants(sweep);
-    case SweepMode::kAblation: return AblationVariants(sweep);
-    case SweepMode::kAllSubsets: return AllSubsetsVariants(sweep);
-    case SweepMode::kSingle: break;
+    case SweepMode::kGrid:
+      return GridVariants(sweep);
+    case SweepMode::kAblation:
+      return AblationVariants(sweep);
+    case SweepMode::kAllSubsets:
+      return AllSubsetsVariants(sweep);
+    case SweepMode::kSingle:
+      break;
   }
   return {BaselineChoice(sweep)};
 }

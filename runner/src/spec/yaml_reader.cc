@@ -84,15 +84,17 @@ bool ParseInteger(const std::string& text, json* out, std::string* error) {
   }
   uint64_t magnitude = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), magnitude, base);
-  const bool fits = ec == std::errc() && end == s.data() + s.size() &&
-                    (!negative || magnitude <= uint64_t{1} << 63);
+  const bool fits = ec == std::errc() && end == s.data() + s.size() && (!negative || magnitude <= uint64_t{1} << 63);
   if (!fits) {
     *error = fmt::format("integer {} is out of range", Quote(text));
     return false;
   }
-  if (negative) *out = magnitude == uint64_t{1} << 63 ? INT64_MIN : -static_cast<int64_t>(magnitude);
-  else if (magnitude <= static_cast<uint64_t>(INT64_MAX)) *out = static_cast<int64_t>(magnitude);
-  else *out = magnitude;
+  if (negative)
+    *out = magnitude == uint64_t{1} << 63 ? INT64_MIN : -static_cast<int64_t>(magnitude);
+  else if (magnitude <= static_cast<uint64_t>(INT64_MAX))
+    *out = static_cast<int64_t>(magnitude);
+  else
+    *out = magnitude;
   return true;
 }
 
@@ -118,17 +120,22 @@ bool IsSpecialFloat(const std::string& t) {
 
 /// A plain (unquoted, untagged) scalar typed by the YAML 1.2 core schema.
 bool ResolvePlain(const std::string& s, json* out, std::string* error) {
-  if (IsNull(s)) *out = nullptr;
-  else if (IsTrue(s)) *out = true;
-  else if (IsFalse(s)) *out = false;
+  if (IsNull(s))
+    *out = nullptr;
+  else if (IsTrue(s))
+    *out = true;
+  else if (IsFalse(s))
+    *out = false;
   else if (AllDigits(s, !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0, 10) ||
            (s.rfind("0o", 0) == 0 && AllDigits(s, 2, 8)) || (s.rfind("0x", 0) == 0 && AllDigits(s, 2, 16)))
     return ParseInteger(s, out, error);
-  else if (LooksLikeFloat(s)) return ParseFloat(s, out, error);
+  else if (LooksLikeFloat(s))
+    return ParseFloat(s, out, error);
   else if (IsSpecialFloat(s)) {
     *error = fmt::format("{} is not a finite number; runx accepts only finite numbers", Quote(s));
     return false;
-  } else *out = s;
+  } else
+    *out = s;
   return true;
 }
 
@@ -141,8 +148,10 @@ bool ResolveScalar(const std::string& tag, const std::string& text, json* out, s
     return true;
   }
   if (tag == "?" || tag.empty()) return ResolvePlain(text, out, error);
-  if (tag == kStd + "null" && IsNull(text)) *out = nullptr;
-  else if (tag == kStd + "bool" && (IsTrue(text) || IsFalse(text))) *out = IsTrue(text);
+  if (tag == kStd + "null" && IsNull(text))
+    *out = nullptr;
+  else if (tag == kStd + "bool" && (IsTrue(text) || IsFalse(text)))
+    *out = IsTrue(text);
   else if (tag == kStd + "int" && AllDigits(text, !text.empty() && (text[0] == '-' || text[0] == '+'), 10))
     return ParseInteger(text, out, error);
   else if (tag == kStd + "float" && LooksLikeFloat(text)) {
@@ -245,8 +254,8 @@ class Builder : public YAML::EventHandler {
     bool has_key = false;
     std::string key;
     Location key_at;
-    bool discard = false;  ///< the value of a duplicate key: read, reported, dropped
-    bool bad_key = false;  ///< the pending key was not a string (reported): drop its value
+    bool discard = false;     ///< the value of a duplicate key: read, reported, dropped
+    bool bad_key = false;     ///< the pending key was not a string (reported): drop its value
     bool key_placed = false;  ///< the bad key was a container, already read into scratch
     YAML::anchor_t anchor = YAML::NullAnchor;
     size_t nodes_at_start = 0;
@@ -264,7 +273,8 @@ class Builder : public YAML::EventHandler {
   void Count(Location at, size_t n) {
     count_ += n;
     if (count_ > limits_.max_nodes) {
-      throw Fatal{{at, fmt::format("document expands to more than {} nodes", limits_.max_nodes),
+      throw Fatal{{at,
+                   fmt::format("document expands to more than {} nodes", limits_.max_nodes),
                    {"each alias ('*name') is a copy of its anchor ('&name'), so anchors and aliases that "
                     "nest multiply the document; write the values out instead"}}};
     }
@@ -273,7 +283,8 @@ class Builder : public YAML::EventHandler {
   /// A key that is a list or mapping (or an alias of one): reported; the key and its value are
   /// read but dropped.
   void BadKey(const YAML::Mark& mark, const std::string& got, bool container_follows) {
-    if (!Discarding()) doc_.problems.push_back({At(mark), fmt::format("mapping keys must be strings, got {}", got), {}});
+    if (!Discarding())
+      doc_.problems.push_back({At(mark), fmt::format("mapping keys must be strings, got {}", got), {}});
     Frame& top = stack_.back();
     top.has_key = true;
     top.bad_key = true;
@@ -287,7 +298,8 @@ class Builder : public YAML::EventHandler {
       throw Fatal{{At(mark), fmt::format("key of {} bytes is too long", text.size()), {}}};
     }
     if (!is_string) {
-      doc_.problems.push_back({At(mark), fmt::format("mapping keys must be strings, got {}", got),
+      doc_.problems.push_back({At(mark),
+                               fmt::format("mapping keys must be strings, got {}", got),
                                {fmt::format("quote the key to use it as text: \"{}\"", text)}});
     }
     Frame& top = stack_.back();
@@ -337,7 +349,8 @@ class Builder : public YAML::EventHandler {
       if (discard && !top.discard) {
         const Origin* first = doc_.origins.Nearest(pointer);
         const std::string where = top.pointer.empty() ? "" : " in " + Quote(DisplayPath(doc_.value, top.pointer));
-        doc_.problems.push_back({top.key_at, fmt::format("duplicate key {}{}", Quote(top.key), where),
+        doc_.problems.push_back({top.key_at,
+                                 fmt::format("duplicate key {}{}", Quote(top.key), where),
                                  {fmt::format("first defined at line {}", first ? first->key.line : 0)}});
       }
       if (discard) {
@@ -423,7 +436,8 @@ YamlDocument ReadYaml(const std::string& text, const ReadLimits& limits) {
     YamlDocument rest;
     Builder second(&rest, limits);
     if (parser.HandleNextDocument(second)) {
-      doc.problems.push_back({second.document_start(), "file holds more than one YAML document",
+      doc.problems.push_back({second.document_start(),
+                              "file holds more than one YAML document",
                               {"runx reads one experiment per file; remove the '---' or split the file"}});
     }
   } catch (const Fatal& fatal) {

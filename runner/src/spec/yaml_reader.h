@@ -12,9 +12,9 @@
 namespace runx::spec {
 
 struct ReadLimits {
-  size_t max_nodes = 100000;         ///< after expanding aliases
-  size_t max_depth = 64;             ///< nested mappings and lists
-  size_t max_scalar_bytes = 4096;    ///< longer values are refused (std::regex recurses per char)
+  size_t max_nodes = 100000;       ///< after expanding aliases
+  size_t max_depth = 64;           ///< nested mappings and lists
+  size_t max_scalar_bytes = 4096;  ///< longer values are refused (std::regex recurses per char)
 };
 
 /// A problem found while reading, at a place in the text.
@@ -25,10 +25,10 @@ struct ReadProblem {
 };
 
 struct YamlDocument {
-  nlohmann::json value;      ///< null when there is no document
+  nlohmann::json value;  ///< null when there is no document
   SourceMap origins;
-  bool empty = true;         ///< nothing but comments, blank lines or a bare '---' / '~'
-  bool fatal = false;        ///< reading stopped; `value` is incomplete
+  bool empty = true;   ///< nothing but comments, blank lines or a bare '---' / '~'
+  bool fatal = false;  ///< reading stopped; `value` is incomplete
   std::vector<ReadProblem> problems;
 };
 

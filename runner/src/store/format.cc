@@ -19,9 +19,7 @@ namespace {
 
 constexpr std::string_view kColumnGap = "  ";
 
-bool IsNumber(const Value& v) {
-  return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
-}
+bool IsNumber(const Value& v) { return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v); }
 
 // Up to 6 significant digits without trailing zeros; values below 1e15 keep all their integer
 // digits instead of switching to an exponent (a throughput of 1234567 stays readable).
@@ -39,7 +37,8 @@ std::string CompactReal(double v) {
 std::string TableCell(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return CompactReal(*d);
-  if (const auto* s = std::get_if<std::string>(&v)) return base::Printable(*s);  // no control character reaches the terminal
+  if (const auto* s = std::get_if<std::string>(&v))
+    return base::Printable(*s);  // no control character reaches the terminal
   return "";
 }
 
@@ -63,8 +62,9 @@ class StreamWriter : public RowSink {
   void Write(std::string_view text) {
     out_.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out_) {
-      throw StoreError("cannot write the query's result: the output failed (closed pipe or full "
-                       "disk?)");
+      throw StoreError(
+          "cannot write the query's result: the output failed (closed pipe or full "
+          "disk?)");
     }
   }
 
@@ -229,7 +229,8 @@ class MarkdownWriter : public StreamWriter {
     if (ncols_ == 0) return;
     if (rows_++ == 0) WriteHeader(&values);
     line_.clear();
-    for (size_t c = 0; c < ncols_; ++c) line_ += "| " + MarkdownCell(c < values.size() ? TableCell(values[c]) : "") + " ";
+    for (size_t c = 0; c < ncols_; ++c)
+      line_ += "| " + MarkdownCell(c < values.size() ? TableCell(values[c]) : "") + " ";
     line_ += "|\n";
     Write(line_);
   }
@@ -271,8 +272,7 @@ class JsonWriter : public StreamWriter {
     keys_.clear();
     for (size_t c = 0; c < columns.size(); ++c) {
       const std::string key = JsonText(columns[c]) + ":";
-      auto same = std::find_if(keys_.begin(), keys_.end(),
-                               [&](const auto& k) { return k.first == key; });
+      auto same = std::find_if(keys_.begin(), keys_.end(), [&](const auto& k) { return k.first == key; });
       if (same == keys_.end()) {
         keys_.emplace_back(key, c);
       } else {
@@ -320,8 +320,7 @@ std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out, size
 std::string FormatResult(const QueryResult& result, Format format) {
   std::ostringstream out;
   // The whole result fits in the window: a table aligned over every row.
-  const std::unique_ptr<RowSink> writer =
-      MakeResultWriter(format, out, std::max<size_t>(result.rows.size(), 1));
+  const std::unique_ptr<RowSink> writer = MakeResultWriter(format, out, std::max<size_t>(result.rows.size(), 1));
   writer->Begin(result.columns);
   for (const auto& row : result.rows) writer->Row(row);
   writer->End();

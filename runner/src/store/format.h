@@ -26,8 +26,7 @@ inline constexpr size_t kTableWindowRows = 1000;
 /// reals to 6 significant digits and control characters escaped as in the table, `|` escaped).
 /// Every format ends in a newline unless the result has no columns, which writes "" (table,
 /// CSV) or "[]\n" (JSON). A failed write to `out` (full disk, closed pipe) throws StoreError.
-std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out,
-                                          size_t table_window = kTableWindowRows);
+std::unique_ptr<RowSink> MakeResultWriter(Format format, std::ostream& out, size_t table_window = kTableWindowRows);
 
 /// A whole result in `format` (MakeResultWriter into a string; a small result's table is fully
 /// aligned).

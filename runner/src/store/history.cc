@@ -21,7 +21,7 @@ namespace {
 // name, and whether a run of it measured anything (a run that only reused earlier results did not).
 // Sweeps are ordered by when they started, then by id (a store merged from several machines has ids
 // in merge order, not in time order).
-#define RUNX_SWEEPS                                                                                    \
+#define RUNX_SWEEPS \
   "WITH sweeps AS (SELECT min(r.id) AS id, min(r.started_at) AS started_at, "                         \
   "max(r.status = 'running') AS running, min(e.name) AS experiment, "                                 \
   "max(EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id)) AS measured, " RUNX_SWEEP_KEY("r") " AS sweep_key " \
@@ -75,8 +75,8 @@ int64_t SweepOf(SQLite::Database& db, int64_t id) {
 std::optional<int64_t> NewestWhere(SQLite::Database& db, const std::string& where, const std::string& p1,
                                    const std::string& p2, const std::string& experiment) {
   SQLite::Statement q(db, fmt::format(RUNX_SWEEPS "SELECT s.id FROM sweeps s WHERE (?3 = '' OR s.experiment = ?3) "
-                                                  "AND EXISTS (SELECT 1 FROM runs r WHERE " RUNX_SWEEP_KEY("r")
-                                                  " = s.sweep_key AND ({})) {} LIMIT 1",
+                                                  "AND EXISTS (SELECT 1 FROM runs r WHERE " RUNX_SWEEP_KEY(
+                                                      "r") " = s.sweep_key AND ({})) {} LIMIT 1",
                                       where, kNewestFirst));
   q.bind(1, p1);
   q.bind(2, p2);
@@ -92,15 +92,16 @@ int64_t ByRevisionOrTag(SQLite::Database& db, const std::string& ref, const std:
   if (prefix.size() < 4 || !AllHex(prefix)) {
     // A mistyped 'latest' or tag gets the closest name.
     std::vector<std::string> names = {"latest", "previous"};
-    SQLite::Statement tags(db, "SELECT DISTINCT r.tag FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                               "WHERE r.tag IS NOT NULL AND r.tag <> '' AND (?1 = '' OR e.name = ?1)");
+    SQLite::Statement tags(db,
+                           "SELECT DISTINCT r.tag FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                           "WHERE r.tag IS NOT NULL AND r.tag <> '' AND (?1 = '' OR e.name = ?1)");
     tags.bind(1, experiment);
     while (tags.executeStep()) names.push_back(tags.getColumn(0).getString());
     const std::string guess = base::SuggestName(ref, names);
-    throw StoreError(
-        fmt::format("'{}' is not a run: expected a run id, 'latest', 'previous', a tag (runx run --tag) or a git "
-                    "revision (4 or more hex digits of the commit of your experiment's repository or of runx's build){}",
-                    ref, guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    throw StoreError(fmt::format(
+        "'{}' is not a run: expected a run id, 'latest', 'previous', a tag (runx run --tag) or a git "
+        "revision (4 or more hex digits of the commit of your experiment's repository or of runx's build){}",
+        ref, guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
   }
   // runx records a 12-digit sha of itself: a longer revision (a full `git rev-parse`) matches it too.
   const char* matches =
@@ -115,9 +116,10 @@ int64_t ByRevisionOrTag(SQLite::Database& db, const std::string& ref, const std:
   std::vector<std::string> found;
   while (shas.executeStep()) found.push_back(shas.getColumn(0).getString());
   if (found.empty()) {
-    throw StoreError(fmt::format("no run{} has the tag '{}' or was made at a git revision starting with '{}' (of your "
-                                 "experiment's repository or of runx's build)",
-                                 OfExperiment(experiment), ref, ref));
+    throw StoreError(
+        fmt::format("no run{} has the tag '{}' or was made at a git revision starting with '{}' (of your "
+                    "experiment's repository or of runx's build)",
+                    OfExperiment(experiment), ref, ref));
   }
   if (found.size() > 1) {
     throw StoreError(fmt::format("git revision '{}' is ambiguous: runs were made at {}; give more digits", ref,
@@ -181,8 +183,8 @@ RunOverview ReadRunOverview(Store& store, int64_t run_id) {
         "coalesce(r.runx_version, ''), coalesce(r.git_sha, ''), r.git_dirty, coalesce(r.build_type, ''), "
         "coalesce(r.runx_build, ''), coalesce(r.overrides, '[]'), coalesce(r.user_git_sha, ''), r.user_git_dirty, "
         "coalesce(r.tag, ''), coalesce(r.note, ''), EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id) "
-        "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id IN " RUNX_SWEEP_RUNS_OF("?")
-        " ORDER BY r.id");
+        "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id IN " RUNX_SWEEP_RUNS_OF(
+            "?") " ORDER BY r.id");
     q.bind(1, run_id);
     std::set<std::string> statuses, hosts, tags, notes;
     o.measured = false;
@@ -194,7 +196,8 @@ RunOverview ReadRunOverview(Store& store, int64_t run_id) {
       if (!q.getColumn(14).getString().empty()) tags.insert(q.getColumn(14).getString());
       if (!q.getColumn(15).getString().empty()) notes.insert(q.getColumn(15).getString());
       o.measured = o.measured || q.getColumn(16).getInt() != 0;
-      o.started_at = o.started_at.empty() ? q.getColumn(3).getString() : std::min(o.started_at, q.getColumn(3).getString());
+      o.started_at =
+          o.started_at.empty() ? q.getColumn(3).getString() : std::min(o.started_at, q.getColumn(3).getString());
       o.finished_at = std::max(o.finished_at, q.getColumn(4).getString());
       if (o.runs.size() > 1) continue;  // the rest describes the sweep's first run
       o.id = id;
@@ -220,14 +223,13 @@ RunOverview ReadRunOverview(Store& store, int64_t run_id) {
     o.host = fmt::format("{}", fmt::join(hosts, ","));
     o.tag = fmt::format("{}", fmt::join(tags, ","));
     o.note = fmt::format("{}", fmt::join(notes, "; "));
-    SQLite::Statement devices(db,
-                              "SELECT DISTINCT t.device FROM trials t WHERE t.id IN " RUNX_SWEEP_TRIALS_OF("?")
-                              " AND t.device <> '' ORDER BY t.device");
+    SQLite::Statement devices(db, "SELECT DISTINCT t.device FROM trials t WHERE t.id IN " RUNX_SWEEP_TRIALS_OF(
+                                      "?") " AND t.device <> '' ORDER BY t.device");
     devices.bind(1, run_id);
     o.devices = Strings(devices);
-    SQLite::Statement platforms(db,
-                                "SELECT DISTINCT t.platform_hash FROM trials t WHERE t.id IN " RUNX_SWEEP_TRIALS_OF("?")
-                                " AND t.status = 'ok' AND coalesce(t.platform_hash, '') <> '' ORDER BY t.platform_hash");
+    SQLite::Statement platforms(
+        db, "SELECT DISTINCT t.platform_hash FROM trials t WHERE t.id IN " RUNX_SWEEP_TRIALS_OF(
+                "?") " AND t.status = 'ok' AND coalesce(t.platform_hash, '') <> '' ORDER BY t.platform_hash");
     platforms.bind(1, run_id);
     o.platforms = Strings(platforms);
     SQLite::Statement env(db, "SELECT key, value FROM environment WHERE run_id = ? AND trial_id IS NULL");
@@ -257,8 +259,9 @@ std::vector<int64_t> ListRuns(Store& store, const std::string& experiment, int l
 
 std::optional<std::string> LatestExperiment(Store& store) {
   try {
-    SQLite::Statement q(store.db(), "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                                    "ORDER BY r.started_at DESC, r.id DESC LIMIT 1");
+    SQLite::Statement q(store.db(),
+                        "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                        "ORDER BY r.started_at DESC, r.id DESC LIMIT 1");
     if (!q.executeStep()) return std::nullopt;
     return q.getColumn(0).getString();
   } catch (const SQLite::Exception& e) {
@@ -269,8 +272,9 @@ std::optional<std::string> LatestExperiment(Store& store) {
 std::vector<std::string> ListExperiments(Store& store) {
   std::vector<std::string> names;
   try {
-    SQLite::Statement q(store.db(), "SELECT DISTINCT e.name FROM experiments e JOIN runs r ON r.experiment_id = e.id "
-                                    "ORDER BY e.name");
+    SQLite::Statement q(store.db(),
+                        "SELECT DISTINCT e.name FROM experiments e JOIN runs r ON r.experiment_id = e.id "
+                        "ORDER BY e.name");
     while (q.executeStep()) names.push_back(q.getColumn(0).getString());
   } catch (const SQLite::Exception& e) {
     throw StoreError(fmt::format("cannot read the experiments of '{}': {}", store.path(), e.what()));

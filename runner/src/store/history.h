@@ -15,10 +15,10 @@ namespace runx::store {
 /// A run as compare and history describe it: one run, or a sweep that ran as several runs
 /// (shards: RunInfo::sweep_uid), described as one.
 struct RunOverview {
-  int64_t id = 0;          ///< the sweep's first run
+  int64_t id = 0;             ///< the sweep's first run
   std::vector<int64_t> runs;  ///< every run of the sweep, `id` first; one for a run alone
-  std::string experiment;  ///< experiments.name
-  std::string status;      ///< running | ok | failed | interrupted
+  std::string experiment;     ///< experiments.name
+  std::string status;         ///< running | ok | failed | interrupted
   std::string started_at;
   std::string finished_at;  ///< "" while running
   std::string host;
@@ -30,9 +30,9 @@ struct RunOverview {
   std::string overrides_json = "[]";
   std::string user_git_sha;  ///< the commit of the repository holding the experiment file; "" outside one
   std::optional<bool> user_git_dirty;
-  std::string tag;            ///< --tag; "" without
-  std::string note;           ///< --note; "" without
-  bool measured = true;       ///< false when the run only reused earlier results (nothing new)
+  std::string tag;                                 ///< --tag; "" without
+  std::string note;                                ///< --note; "" without
+  bool measured = true;                            ///< false when the run only reused earlier results (nothing new)
   std::vector<std::string> devices;                ///< distinct trials.device of its trials, sorted
   std::vector<std::string> platforms;              ///< distinct trials.platform_hash of its ok trials, sorted
   std::map<std::string, std::string> environment;  ///< the run's environment rows (trial_id NULL)
@@ -44,9 +44,9 @@ struct ProcessRate {
   int64_t trial_id = 0;
   std::string config_hash;
   std::string env_hash;
-  std::string host;        ///< of the run that measured it
-  std::string sweep;       ///< the sweep key of the run that measured it
-  double samples_per_s = 0;  ///< the trial's metric: pooled over its measured steps
+  std::string host;                  ///< of the run that measured it
+  std::string sweep;                 ///< the sweep key of the run that measured it
+  double samples_per_s = 0;          ///< the trial's metric: pooled over its measured steps
   std::optional<double> other_cpus;  ///< noise.other_cpus: CPUs other processes used meanwhile
   std::optional<double> cpus;        ///< noise.cpus
 };

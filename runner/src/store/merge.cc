@@ -1,17 +1,17 @@
 #include "store/merge.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <sqlite3.h>
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <vector>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "base/cleanup.h"
 #include "base/remove_tree.h"

@@ -91,8 +91,9 @@ std::string_view Trim(std::string_view s, int* offset) {
   std::string head(text.substr(0, 6));
   for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (head == "ATTACH" && message.find("unable to open database") != std::string::npos)
-    message += " (a store in a folder nothing can write, such as read-only media, is attached as an unchanging "
-               "file: ATTACH 'file:/path/to/store.db?immutable=1' AS name)";
+    message +=
+        " (a store in a folder nothing can write, such as read-only media, is attached as an unchanging "
+        "file: ATTACH 'file:/path/to/store.db?immutable=1' AS name)";
   throw StoreError(fmt::format("{}{}", message, Excerpt(text, offset)));
 }
 
@@ -126,12 +127,10 @@ void CheckIsStore(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) {
-    throw MissingStoreError(
-        fmt::format("no results store at '{}'; run an experiment first (or pass --db PATH)", path));
+    throw MissingStoreError(fmt::format("no results store at '{}'; run an experiment first (or pass --db PATH)", path));
   }
   if (std::filesystem::is_directory(status)) {
-    throw StoreError(fmt::format(
-        "'{}' is a directory, not a results store; pass --db with the store's file", path));
+    throw StoreError(fmt::format("'{}' is a directory, not a results store; pass --db with the store's file", path));
   }
 }
 
@@ -172,8 +171,8 @@ class Session {
     const int rc = sqlite3_open_v2(opening.name.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) {
-      throw StoreError(fmt::format("cannot open results store '{}': {}", path,
-                                   raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+      throw StoreError(
+          fmt::format("cannot open results store '{}': {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
     sqlite3_busy_timeout(db_.get(), wait_ms);
     sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
@@ -196,15 +195,14 @@ class Session {
     if (::access(dir.c_str(), W_OK) != 0) return;  // nothing can be created there
     watched_.push_back({path, Exists(path + "-wal"), Exists(path + "-shm")});
   }
-  static int Authorize(void* self, int action, const char* file, const char* arg, const char*,
-                       const char*) {
+  static int Authorize(void* self, int action, const char* file, const char* arg, const char*, const char*) {
     if (action == SQLITE_ATTACH && file != nullptr) static_cast<Session*>(self)->Watch(file);
     // A PRAGMA with a value sets it (writable_schema = 1, query_only = 0, locking_mode = ...),
     // which sqlite3_stmt_readonly does not count as a write; a few take an argument to read.
     if (action == SQLITE_PRAGMA && file != nullptr && arg != nullptr) {
       static const std::set<std::string> kReadWithArgument = {
-          "table_info",       "table_xinfo",       "table_list",      "index_info",  "index_xinfo",
-          "index_list",       "foreign_key_list",  "foreign_key_check", "integrity_check", "quick_check"};
+          "table_info", "table_xinfo",      "table_list",        "index_info",      "index_xinfo",
+          "index_list", "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"};
       std::string name = file;
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (!kReadWithArgument.count(name)) static_cast<Session*>(self)->sets_pragma_ = true;
@@ -271,11 +269,11 @@ class CollectingSink : public RowSink {
 ReadOnlyOpening ReadOnlyOpeningOf(const std::string& path, const std::string& then) {
   const OpenMode mode = ChooseOpenMode(InspectStoreSite(path));
   if (mode == OpenMode::kUnreadable) {
-    throw StoreError(fmt::format(
-        "cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
-        "reads through '{0}-shm', which is missing and cannot be created in a read-only "
-        "directory; copy the store with its -wal to a writable place and {1}",
-        path, then));
+    throw StoreError(
+        fmt::format("cannot read results store '{0}': its log '{0}-wal' holds transactions that SQLite "
+                    "reads through '{0}-shm', which is missing and cannot be created in a read-only "
+                    "directory; copy the store with its -wal to a writable place and {1}",
+                    path, then));
   }
   // With URIs on, a relative file named "file:..." is spelt "./file:..." to stay a file name.
   if (mode == OpenMode::kImmutable) return {ImmutableUri(path), mode};
@@ -295,7 +293,6 @@ std::string ImmutableUri(const std::string& path) {
   }
   return uri + "?immutable=1";
 }
-
 
 StoreSite InspectStoreSite(const std::string& path) {
   StoreSite site;
@@ -335,17 +332,16 @@ void QueryReadOnly(const std::string& path, const std::string& sql, RowSink& sin
     const std::string_view statement(tail, static_cast<size_t>(next - tail));
     if (prepared != SQLITE_OK) {
       // Where SQLite stopped parsing is not reliable after an error: show from here on.
-      ThrowSqlError(db, std::string_view(tail, static_cast<size_t>(end - tail)),
-                    sqlite3_error_offset(db));
+      ThrowSqlError(db, std::string_view(tail, static_cast<size_t>(end - tail)), sqlite3_error_offset(db));
     }
     tail = next;
     if (!stmt) continue;  // only blanks or a comment
     if (session.TakeSetsPragma() || !sqlite3_stmt_readonly(stmt.get())) {
       int no_offset = -1;
-      throw StoreError(fmt::format(
-          "runx query is read-only: the statement would modify the store; use the sqlite3 shell "
-          "to change {}{}",
-          path, Excerpt(Trim(statement, &no_offset), -1)));
+      throw StoreError(
+          fmt::format("runx query is read-only: the statement would modify the store; use the sqlite3 shell "
+                      "to change {}{}",
+                      path, Excerpt(Trim(statement, &no_offset), -1)));
     }
     ran_any = true;
     const bool last = NoStatementIn(db, tail, end);

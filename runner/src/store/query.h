@@ -52,10 +52,10 @@ void SnapshotReadOnly(const std::string& path, const std::string& dest, int wait
 
 /// What QueryReadOnly looks at beside a store before it opens it.
 struct StoreSite {
-  bool wal_exists = false;     ///< PATH-wal: a writer has the store open, or left transactions
-  uint64_t wal_size = 0;       ///< 0: the log holds no transaction
-  bool shm_exists = false;     ///< PATH-shm: the log's index
-  bool dir_writable = false;   ///< files can be created beside the store (false on read-only media)
+  bool wal_exists = false;    ///< PATH-wal: a writer has the store open, or left transactions
+  uint64_t wal_size = 0;      ///< 0: the log holds no transaction
+  bool shm_exists = false;    ///< PATH-shm: the log's index
+  bool dir_writable = false;  ///< files can be created beside the store (false on read-only media)
 };
 StoreSite InspectStoreSite(const std::string& path);
 

@@ -45,7 +45,7 @@ std::map<int64_t, std::vector<LossPoint>> ReadLossCurves(Store& store, int64_t r
 }
 
 std::map<int64_t, std::map<std::string, double>> ReadSummaryMetrics(Store& store, int64_t run_id,
-                                                                     const std::vector<std::string>& names) {
+                                                                    const std::vector<std::string>& names) {
   std::map<int64_t, std::map<std::string, double>> out;
   try {
     RequireRun(store, run_id);

@@ -26,7 +26,7 @@ std::map<int64_t, std::vector<LossPoint>> ReadLossCurves(Store& store, int64_t r
 /// The summary metrics (step NULL, value not NULL) named in `names` of the trials of run
 /// `run_id`: trial id -> name -> value. Throws StoreError.
 std::map<int64_t, std::map<std::string, double>> ReadSummaryMetrics(Store& store, int64_t run_id,
-                                                                     const std::vector<std::string>& names);
+                                                                    const std::vector<std::string>& names);
 
 /// One per-step metric row, e.g. auto_batch's `auto_batch.batch` of probe 3.
 struct StepMetric {

@@ -226,9 +226,8 @@ void RunxUid(sqlite3_context* context, int argc, sqlite3_value** argv) {
 }
 
 void RegisterFunctions(SQLite::Database& db) {
-  const int rc = sqlite3_create_function_v2(db.getHandle(), "runx_uid", -1,
-                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, &RunxUid,
-                                            nullptr, nullptr, nullptr);
+  const int rc = sqlite3_create_function_v2(db.getHandle(), "runx_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                            &RunxUid, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) throw SQLite::Exception(db.getHandle(), rc);
 }
 
@@ -249,9 +248,8 @@ int CountUserTables(SQLite::Database& db) {
 // Throws when `version` cannot be served by a binary that knows up to `latest`.
 void CheckNotNewer(int version, int latest, const std::string& path) {
   if (version > latest) {
-    throw StoreError(fmt::format(
-        "results store '{}' has schema version {}, this runx supports up to {}; upgrade runx", path,
-        version, latest));
+    throw StoreError(fmt::format("results store '{}' has schema version {}, this runx supports up to {}; upgrade runx",
+                                 path, version, latest));
   }
 }
 
@@ -306,13 +304,7 @@ CREATE INDEX run_trials_trial_id ON run_trials(trial_id);
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kSchemaV1},
-      {2, kSchemaV2},
-      {3, kSchemaV3},
-      {4, kSchemaV4},
-      {5, kSchemaV5},
-      {6, kSchemaV6},
-      {7, kSchemaV7},
+      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7},
   };
   return kMigrations;
 }
@@ -341,14 +333,12 @@ int ReadSchemaVersion(SQLite::Database& db, const std::string& path) {
   }
   SQLite::Statement q(db, "SELECT version FROM schema_version");
   if (!q.executeStep()) {
-    throw StoreError(
-        fmt::format("results store '{}' is damaged: its schema_version table is empty", path));
+    throw StoreError(fmt::format("results store '{}' is damaged: its schema_version table is empty", path));
   }
   return q.getColumn(0).getInt();
 }
 
-void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
-             const std::string& path) {
+void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations, const std::string& path) {
   // Views are written for the latest schema only; a shorter list (tests of old versions) has none.
   const bool create_views = !migrations.empty() && migrations.back().version == Migrations().back().version;
   const int latest = migrations.empty() ? 0 : migrations.back().version;
@@ -364,8 +354,7 @@ void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
     CheckNotNewer(current, latest, path);
     if (current >= m.version) continue;  // tx rolls back: nothing was written
     if (m.version != current + 1) {
-      throw StoreError(fmt::format("internal error: migration to version {} follows version {}",
-                                   m.version, current));
+      throw StoreError(fmt::format("internal error: migration to version {} follows version {}", m.version, current));
     }
     try {
       if (current == 0) {
@@ -384,8 +373,8 @@ void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
       bump.exec();
       if (m.version == latest && create_views) CreateViews(db);
     } catch (const SQLite::Exception& e) {
-      throw StoreError(fmt::format("cannot migrate results store '{}' to schema version {}: {}",
-                                   path, m.version, e.what()));
+      throw StoreError(
+          fmt::format("cannot migrate results store '{}' to schema version {}: {}", path, m.version, e.what()));
     }
     tx.commit();
   }

@@ -28,7 +28,6 @@ int ReadSchemaVersion(SQLite::Database& db, const std::string& path);
 /// Brings `db` to the last version of `migrations`, each step in its own IMMEDIATE transaction,
 /// so a failed step leaves the store at the previous version. Throws StoreError when the store is
 /// newer than `migrations` knows, or when the file holds tables but is not a runx store.
-void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations,
-             const std::string& path);
+void Migrate(SQLite::Database& db, const std::vector<Migration>& migrations, const std::string& path);
 
 }  // namespace runx::store

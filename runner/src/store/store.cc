@@ -1,18 +1,18 @@
 #include "store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "store/query.h"
 #include "store/schema.h"
@@ -29,11 +29,10 @@ const std::vector<std::string>& StepPhases() {
 }
 
 // Throws "<what> 'x' is not one of a, b, c" unless `value` is in `allowed`.
-void CheckOneOf(const std::string& what, const std::string& value,
-                const std::vector<std::string>& allowed) {
+void CheckOneOf(const std::string& what, const std::string& value, const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
-  throw StoreError(fmt::format("{} '{}' is not one of {}", what, value,
-                               fmt::join(allowed.begin(), allowed.end(), ", ")));
+  throw StoreError(
+      fmt::format("{} '{}' is not one of {}", what, value, fmt::join(allowed.begin(), allowed.end(), ", ")));
 }
 
 // The status a trials row holds; a text this runx does not know is a damaged store.
@@ -57,8 +56,8 @@ void CreateParentDirectories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
   if (ec) {
-    throw StoreError(fmt::format("cannot create the directory '{}' for the results store: {}",
-                                 parent.string(), ec.message()));
+    throw StoreError(
+        fmt::format("cannot create the directory '{}' for the results store: {}", parent.string(), ec.message()));
   }
 }
 
@@ -71,9 +70,10 @@ namespace {
 void CheckStorePath(const std::string& path) {
   if (path.empty()) throw StoreError("the results store's path is empty: give --db PATH");
   if (path == ":memory:" || path.rfind("file:", 0) == 0)
-    throw StoreError(fmt::format("'{}' is not a file path: runx keeps results in a file, and SQLite reads this as "
-                                 "{}; give the store's path (e.g. --db results/runx.db)",
-                                 path, path == ":memory:" ? "an in-memory database that keeps nothing" : "a URI"));
+    throw StoreError(
+        fmt::format("'{}' is not a file path: runx keeps results in a file, and SQLite reads this as "
+                    "{}; give the store's path (e.g. --db results/runx.db)",
+                    path, path == ":memory:" ? "an in-memory database that keeps nothing" : "a URI"));
 }
 
 }  // namespace
@@ -89,8 +89,7 @@ Store Store::Open(const std::string& path) {
     std::unique_ptr<SQLite::Database> db;
     const char* doing = "open";
     try {
-      db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                                              kBusyTimeoutMs);
+      db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kBusyTimeoutMs);
       // Reading the schema is the first thing to touch the file: a file that is not a database,
       // or a database that is not a runx store, is refused before anything in it changes.
       ReadSchemaVersion(*db, path);
@@ -120,22 +119,22 @@ Store Store::OpenForReading(const std::string& path) {
   if (::access(path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0) return Open(path);
   const ReadOnlyOpening opening = ReadOnlyOpeningOf(path, "open the copy");
   try {
-    auto db = std::make_unique<SQLite::Database>(opening.name, SQLite::OPEN_READONLY | SQLite::OPEN_URI,
-                                                 kBusyTimeoutMs);
+    auto db =
+        std::make_unique<SQLite::Database>(opening.name, SQLite::OPEN_READONLY | SQLite::OPEN_URI, kBusyTimeoutMs);
     db->exec("PRAGMA query_only = ON");
     const int version = ReadSchemaVersion(*db, path);
     if (version != LatestSchemaVersion())
-      throw StoreError(fmt::format("results store '{}' has schema version {} and this runx reads version {}; it cannot "
-                                   "be upgraded where it is (read-only): copy it to a writable place and open the copy",
-                                   path, version, LatestSchemaVersion()));
+      throw StoreError(
+          fmt::format("results store '{}' has schema version {} and this runx reads version {}; it cannot "
+                      "be upgraded where it is (read-only): copy it to a writable place and open the copy",
+                      path, version, LatestSchemaVersion()));
     return Store(std::move(db), path);
   } catch (const SQLite::Exception& e) {
     throw StoreError(fmt::format("cannot read results store '{}': {}", path, e.what()));
   }
 }
 
-Store::Store(std::unique_ptr<SQLite::Database> db, std::string path)
-    : db_(std::move(db)), path_(std::move(path)) {
+Store::Store(std::unique_ptr<SQLite::Database> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {
   struct stat st {};
   if (::stat(path_.c_str(), &st) == 0) {
     device_ = static_cast<uint64_t>(st.st_dev);
@@ -149,9 +148,10 @@ void Store::CheckStillAtPath() const {
   if (::stat(path_.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
       static_cast<uint64_t>(st.st_ino) == inode_)
     return;
-  throw StoreError(fmt::format("the results store '{}' was {} while runx had it open: what runx writes now "
-                               "would be lost",
-                               path_, ::access(path_.c_str(), F_OK) == 0 ? "replaced" : "deleted or moved"));
+  throw StoreError(
+      fmt::format("the results store '{}' was {} while runx had it open: what runx writes now "
+                  "would be lost",
+                  path_, ::access(path_.c_str(), F_OK) == 0 ? "replaced" : "deleted or moved"));
 }
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
@@ -161,8 +161,8 @@ SQLite::Database& Store::db() { return *db_; }
 
 int Store::schema_version() const { return ReadSchemaVersion(*db_, path_); }
 
-int64_t Store::AddExperiment(const std::string& name, const std::string& path,
-                             const std::string& yaml_text, const std::string& sha256) {
+int64_t Store::AddExperiment(const std::string& name, const std::string& path, const std::string& yaml_text,
+                             const std::string& sha256) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insert(*db_,
@@ -173,8 +173,7 @@ int64_t Store::AddExperiment(const std::string& name, const std::string& path,
     insert.bind(3, sha256);
     insert.bind(4, yaml_text);
     insert.exec();
-    SQLite::Statement find(*db_,
-                           "SELECT id FROM experiments WHERE name = ? AND path = ? AND sha256 = ?");
+    SQLite::Statement find(*db_, "SELECT id FROM experiments WHERE name = ? AND path = ? AND sha256 = ?");
     find.bind(1, name);
     find.bind(2, path);
     find.bind(3, sha256);
@@ -183,8 +182,7 @@ int64_t Store::AddExperiment(const std::string& name, const std::string& path,
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {
-    throw StoreError(
-        fmt::format("cannot record experiment '{}' in '{}': {}", name, path_, e.what()));
+    throw StoreError(fmt::format("cannot record experiment '{}' in '{}': {}", name, path_, e.what()));
   }
 }
 
@@ -212,8 +210,7 @@ int64_t Store::BeginRun(const RunInfo& info) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // A forced run reuses nothing that existed when it started: trials up to the floor.
-    const int64_t floor =
-        info.force ? db_->execAndGet("SELECT coalesce(max(id), 0) FROM trials").getInt64() : 0;
+    const int64_t floor = info.force ? db_->execAndGet("SELECT coalesce(max(id), 0) FROM trials").getInt64() : 0;
     SQLite::Statement insert(
         *db_,
         "INSERT INTO runs (experiment_id, started_at, status, host, runx_version, git_sha, "
@@ -263,8 +260,8 @@ int64_t Store::BeginRun(const RunInfo& info) {
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record a run of experiment {} in '{}': {}",
-                                 info.experiment_id, path_, e.what()));
+    throw StoreError(
+        fmt::format("cannot record a run of experiment {} in '{}': {}", info.experiment_id, path_, e.what()));
   }
 }
 
@@ -342,8 +339,7 @@ void Store::AddRunEnvironment(int64_t run_id, const std::map<std::string, std::s
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record the environment of run {} in '{}': {}", run_id,
-                                 path_, e.what()));
+    throw StoreError(fmt::format("cannot record the environment of run {} in '{}': {}", run_id, path_, e.what()));
   }
 }
 
@@ -361,8 +357,8 @@ std::vector<Owner> RunningRuns(SQLite::Database& db) {
   std::vector<Owner> out;
   SQLite::Statement q(db, "SELECT id, host, coalesce(pid, 0), pid_token FROM runs WHERE status = 'running'");
   while (q.executeStep()) {
-    out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getInt64(),
-                   q.getColumn(3).getString()});
+    out.push_back(
+        {q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getInt64(), q.getColumn(3).getString()});
   }
   return out;
 }
@@ -401,8 +397,7 @@ int Store::MarkDeadRuns(const LivenessCheck& alive, const std::string& finished_
 namespace {
 
 // Adds trial `trial_id` to run `run_id` at `place` (nothing when it is already there).
-void AddMember(SQLite::Database& db, int64_t run_id, int64_t trial_id, const Membership& place,
-               bool reused) {
+void AddMember(SQLite::Database& db, int64_t run_id, int64_t trial_id, const Membership& place, bool reused) {
   SQLite::Statement insert(db,
                            "INSERT OR IGNORE INTO run_trials (run_id, trial_id, label, is_baseline, "
                            "repeat_index, order_index, reused) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -431,8 +426,8 @@ void DeleteClaim(SQLite::Database& db, const std::string& config_hash, const std
 
 }  // namespace
 
-Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
-                        const LivenessCheck& alive, const std::string& now, double stale_after_s) {
+Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place, const LivenessCheck& alive,
+                        const std::string& now, double stale_after_s) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // 1. A resumed run that has this trial already.
@@ -515,8 +510,8 @@ Claim Store::ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& p
     tx.commit();
     return {ClaimOutcome::kClaimed, 0, 0};
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot claim trial '{}' (repeat {}) for run {} in '{}': {}",
-                                 place.label, place.repeat_index, run_id, path_, e.what()));
+    throw StoreError(fmt::format("cannot claim trial '{}' (repeat {}) for run {} in '{}': {}", place.label,
+                                 place.repeat_index, run_id, path_, e.what()));
   }
 }
 
@@ -530,8 +525,8 @@ void Store::ReleaseClaim(int64_t run_id, const TrialKey& key) {
 
 int64_t Store::RecordTrial(const TrialRecord& trial) {
   const auto context = [&] {
-    return fmt::format("cannot record trial '{}' (repeat {}) of run {} in '{}'", trial.label,
-                       trial.repeat_index, trial.run_id, path_);
+    return fmt::format("cannot record trial '{}' (repeat {}) of run {} in '{}'", trial.label, trial.repeat_index,
+                       trial.run_id, path_);
   };
   try {
     CheckStillAtPath();
@@ -571,10 +566,9 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
     insert_trial.exec();
     const int64_t trial_id = db_->getLastInsertRowid();
 
-    SQLite::Statement insert_step(
-        *db_,
-        "INSERT INTO steps (trial_id, phase, step, wall_ms, data_ms, samples, loss) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert_step(*db_,
+                                  "INSERT INTO steps (trial_id, phase, step, wall_ms, data_ms, samples, loss) "
+                                  "VALUES (?, ?, ?, ?, ?, ?, ?)");
     for (const StepRow& s : trial.steps) {
       insert_step.bind(1, trial_id);
       insert_step.bind(2, s.phase);
@@ -591,8 +585,8 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
       insert_step.reset();
     }
 
-    SQLite::Statement insert_metric(
-        *db_, "INSERT INTO metrics (trial_id, name, value, unit, step) VALUES (?, ?, ?, ?, ?)");
+    SQLite::Statement insert_metric(*db_,
+                                    "INSERT INTO metrics (trial_id, name, value, unit, step) VALUES (?, ?, ?, ?, ?)");
     for (const MetricRow& m : trial.metrics) {
       insert_metric.bind(1, trial_id);
       insert_metric.bind(2, m.name);
@@ -607,8 +601,7 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
       insert_metric.reset();
     }
 
-    SQLite::Statement insert_env(
-        *db_, "INSERT INTO environment (run_id, trial_id, key, value) VALUES (?, ?, ?, ?)");
+    SQLite::Statement insert_env(*db_, "INSERT INTO environment (run_id, trial_id, key, value) VALUES (?, ?, ?, ?)");
     for (const auto& [key, value] : trial.environment) {
       insert_env.bind(1, trial.run_id);
       insert_env.bind(2, trial_id);
@@ -618,8 +611,8 @@ int64_t Store::RecordTrial(const TrialRecord& trial) {
       insert_env.reset();
     }
 
-    AddMember(*db_, trial.run_id, trial_id,
-              {trial.label, trial.is_baseline, trial.repeat_index, trial.order_index}, false);
+    AddMember(*db_, trial.run_id, trial_id, {trial.label, trial.is_baseline, trial.repeat_index, trial.order_index},
+              false);
     DeleteClaim(*db_, trial.config_hash, trial.env_hash, trial.repeat_index, trial.run_id);
 
     tx.commit();
@@ -720,12 +713,11 @@ void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow
     SQLite::Statement clear(*db_, "DELETE FROM variant_stats WHERE run_id = ?");
     clear.bind(1, run_id);
     clear.exec();
-    SQLite::Statement insert(
-        *db_,
-        "INSERT INTO variant_stats (run_id, label, is_baseline, trials, ok_trials, "
-        "step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, speedup, speedup_ci_low, "
-        "speedup_ci_high, significant, accuracy_delta, verdict, speedup_se, speedup_df) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert(*db_,
+                             "INSERT INTO variant_stats (run_id, label, is_baseline, trials, ok_trials, "
+                             "step_ms_median, step_ms_p10, step_ms_p90, samples_per_s, speedup, speedup_ci_low, "
+                             "speedup_ci_high, significant, accuracy_delta, verdict, speedup_se, speedup_df) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const VariantStatsRow& r : rows) {
       insert.bind(1, run_id);
       insert.bind(2, r.label);
@@ -739,8 +731,7 @@ void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow
       BindOptional(insert, 10, r.speedup);
       BindOptional(insert, 11, r.speedup_ci_low);
       BindOptional(insert, 12, r.speedup_ci_high);
-      BindOptional(insert, 13, r.significant ? std::optional<int>(*r.significant ? 1 : 0)
-                                             : std::nullopt);
+      BindOptional(insert, 13, r.significant ? std::optional<int>(*r.significant ? 1 : 0) : std::nullopt);
       BindOptional(insert, 14, r.accuracy_delta);
       BindOptional(insert, 15, r.verdict);
       BindOptional(insert, 16, r.speedup_se);
@@ -750,8 +741,7 @@ void Store::RecordVariantStats(int64_t run_id, const std::vector<VariantStatsRow
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(fmt::format("cannot record the variant figures of run {} in '{}': {}",
-                                 run_id, path_, e.what()));
+    throw StoreError(fmt::format("cannot record the variant figures of run {} in '{}': {}", run_id, path_, e.what()));
   }
 }
 

@@ -16,7 +16,9 @@
 #include "store/format.h"  // FormatResult, for callers that include only store.h
 #include "store/query.h"   // QueryReadOnly, idem
 
-namespace SQLite { class Database; }
+namespace SQLite {
+class Database;
+}
 
 namespace runx::store {
 
@@ -45,16 +47,16 @@ struct StepRow {
 struct MetricRow {
   std::string name;  ///< e.g. samples_per_s, step_ms_median, peak_mem_bytes, accuracy, loss_scale
   double value = 0;
-  std::string unit;  ///< "", "ms", "bytes", "samples/s", ...
+  std::string unit;             ///< "", "ms", "bytes", "samples/s", ...
   std::optional<int64_t> step;  ///< for per-step metrics emitted by techniques
 };
 
 /// Everything about one finished (or failed) trial, written in ONE transaction.
 struct TrialRecord {
-  int64_t run_id = 0;       ///< the run that produced it
-  std::string config_hash;  ///< the trial's config identity (docs/design.md)
-  std::string env_hash;     ///< its environment identity: runx build + platform
-  std::string platform_hash;  ///< the environment without the runx build (LibTorch, CUDA, cuDNN, device)
+  int64_t run_id = 0;              ///< the run that produced it
+  std::string config_hash;         ///< the trial's config identity (docs/design.md)
+  std::string env_hash;            ///< its environment identity: runx build + platform
+  std::string platform_hash;       ///< the environment without the runx build (LibTorch, CUDA, cuDNN, device)
   std::string inputs_json = "{}";  ///< {"model.path": {"path": ..., "sha256": ...}, ...}
   std::string config_json;
   std::string label;  ///< e.g. "baseline", "bf16+channels_last"
@@ -63,9 +65,9 @@ struct TrialRecord {
   int order_index = 0;
   std::string device;  ///< resolved, e.g. "cpu", "cuda:0"
   TrialStatus status = TrialStatus::kOk;
-  std::string error;   ///< the first line of the failure; empty when ok
+  std::string error;         ///< the first line of the failure; empty when ok
   std::string error_detail;  ///< the whole failure text (and the child's stderr tail); may be empty
-  std::string started_at;   ///< ISO-8601 UTC, e.g. 2026-12-02T13:08:01Z
+  std::string started_at;    ///< ISO-8601 UTC, e.g. 2026-12-02T13:08:01Z
   std::string finished_at;
   std::vector<StepRow> steps;
   std::vector<MetricRow> metrics;
@@ -82,8 +84,8 @@ struct RunContext {
   /// empty outside a repository.
   std::string user_git_sha;
   std::optional<bool> user_git_dirty;  ///< uncommitted changes to its tracked files
-  std::string tag;   ///< --tag; empty: none
-  std::string note;  ///< --note; empty: none
+  std::string tag;                     ///< --tag; empty: none
+  std::string note;                    ///< --note; empty: none
 };
 
 /// One invocation of runx: what ran, with which build, by which process.
@@ -91,19 +93,19 @@ struct RunInfo {
   int64_t experiment_id = 0;
   std::string started_at;
   std::string host;
-  std::string command;         ///< the command line that started it
+  std::string command;                ///< the command line that started it
   std::string overrides_json = "[]";  ///< the --set values, in order, as a JSON array
   std::string runx_version;
-  std::string git_sha;         ///< without a -dirty suffix
+  std::string git_sha;  ///< without a -dirty suffix
   std::optional<bool> git_dirty;
-  std::string build_type;      ///< CMake build type, e.g. Release
-  std::string runx_build;      ///< build identity: sha256 of the runx binary and its plugins
-  int64_t pid = 0;             ///< the runx process
-  std::string pid_token;       ///< tells this process from a later one with the same pid
-  std::string plan_hash;       ///< identity of the whole (unsharded) plan: its trials' identities
-  std::string shard = "0/1";   ///< the part of the plan this run runs (--shard i/n)
-  bool force = false;          ///< reuse nothing recorded before this run
-  bool any_build = false;      ///< reuse results of other runx builds
+  std::string build_type;     ///< CMake build type, e.g. Release
+  std::string runx_build;     ///< build identity: sha256 of the runx binary and its plugins
+  int64_t pid = 0;            ///< the runx process
+  std::string pid_token;      ///< tells this process from a later one with the same pid
+  std::string plan_hash;      ///< identity of the whole (unsharded) plan: its trials' identities
+  std::string shard = "0/1";  ///< the part of the plan this run runs (--shard i/n)
+  bool force = false;         ///< reuse nothing recorded before this run
+  bool any_build = false;     ///< reuse results of other runx builds
   RunContext context;
 };
 
@@ -136,7 +138,7 @@ enum class ClaimOutcome {
 };
 struct Claim {
   ClaimOutcome outcome = ClaimOutcome::kClaimed;
-  int64_t trial_id = 0;  ///< kReused, kDone
+  int64_t trial_id = 0;    ///< kReused, kDone
   int64_t holder_run = 0;  ///< kBusy: the run holding the claim
 };
 
@@ -157,11 +159,11 @@ struct RunTrial {
   int repeat_index = 0;
   bool reused = false;  ///< the run reused it: another run measured it
   TrialStatus status = TrialStatus::kOk;
-  std::string config_hash;    ///< '' for trials migrated from a schema 1 or 2 store
+  std::string config_hash;  ///< '' for trials migrated from a schema 1 or 2 store
   std::string env_hash;
   std::string platform_hash;
-  std::string host;           ///< of the run that measured it
-  std::string sweep;          ///< the sweep key of the run that measured it (coalesce(sweep_uid, uid))
+  std::string host;   ///< of the run that measured it
+  std::string sweep;  ///< the sweep key of the run that measured it (coalesce(sweep_uid, uid))
   std::vector<std::pair<double, double>> measured_steps;
   std::optional<double> peak_mem_bytes;
   std::optional<double> final_loss;
@@ -182,20 +184,20 @@ struct RunTrial {
 struct VariantStatsRow {
   std::string label;
   bool is_baseline = false;
-  int trials = 0;     ///< trials of the variant, whatever their status
-  int ok_trials = 0;  ///< of which status 'ok'
+  int trials = 0;                        ///< trials of the variant, whatever their status
+  int ok_trials = 0;                     ///< of which status 'ok'
   std::optional<double> step_ms_median;  ///< over all measured steps of the ok trials
   std::optional<double> step_ms_p10;
   std::optional<double> step_ms_p90;
-  std::optional<double> samples_per_s;    ///< pooled: sum(samples) / sum(wall_ms) * 1000
-  std::optional<double> speedup;          ///< vs the baseline; 1 for the baseline itself
-  std::optional<double> speedup_ci_low;   ///< 95% bootstrap interval of `speedup`
+  std::optional<double> samples_per_s;   ///< pooled: sum(samples) / sum(wall_ms) * 1000
+  std::optional<double> speedup;         ///< vs the baseline; 1 for the baseline itself
+  std::optional<double> speedup_ci_low;  ///< 95% bootstrap interval of `speedup`
   std::optional<double> speedup_ci_high;
-  std::optional<bool> significant;        ///< the interval excludes 1
-  std::optional<double> accuracy_delta;   ///< median accuracy minus the baseline's (absolute)
-  std::optional<std::string> verdict;     ///< faster | slower | no change | inconclusive
-  std::optional<double> speedup_se;       ///< standard error of ln(speedup) behind the interval
-  std::optional<int64_t> speedup_df;      ///< its degrees of freedom
+  std::optional<bool> significant;       ///< the interval excludes 1
+  std::optional<double> accuracy_delta;  ///< median accuracy minus the baseline's (absolute)
+  std::optional<std::string> verdict;    ///< faster | slower | no change | inconclusive
+  std::optional<double> speedup_se;      ///< standard error of ln(speedup) behind the interval
+  std::optional<int64_t> speedup_df;     ///< its degrees of freedom
 };
 
 /// How long runx waits for another process's lock on a store (another runner's transaction, a
@@ -225,8 +227,8 @@ class Store {
 
   int schema_version() const;
   /// Returns the id of the experiment row for (name, path, sha256), inserting it if new.
-  int64_t AddExperiment(const std::string& name, const std::string& path,
-                        const std::string& yaml_text, const std::string& sha256);
+  int64_t AddExperiment(const std::string& name, const std::string& path, const std::string& yaml_text,
+                        const std::string& sha256);
 
   /// Starts a run (status 'running'). A forced run reuses no trial recorded before it started.
   /// A shard (shard i/n, n > 1) without a sweep_uid joins the sweep of the newest run of the
@@ -238,8 +240,8 @@ class Store {
   /// --resume: takes the latest interrupted run of (plan_hash, shard) and makes it 'running'
   /// again, owned by (host, pid, pid_token), in one transaction, so two runners never take the
   /// same run; nullopt when there is none.
-  std::optional<ResumableRun> ResumeRun(const std::string& plan_hash, const std::string& shard,
-                                        const std::string& host, int64_t pid, const std::string& pid_token);
+  std::optional<ResumableRun> ResumeRun(const std::string& plan_hash, const std::string& shard, const std::string& host,
+                                        int64_t pid, const std::string& pid_token);
   /// Ends the run with `status` (not kRunning). Releases the run's claims.
   void EndRun(int64_t run_id, RunStatus status, const std::string& finished_at);
   void AddRunEnvironment(int64_t run_id, const std::map<std::string, std::string>& env);
@@ -253,8 +255,8 @@ class Store {
   /// another live runner's claim, or claim it. A claim whose run has died is taken over.
   /// A claim older than `stale_after_s` counts as dead whoever holds it (a runner on another
   /// host, whose process cannot be checked): a trial ends by its timeout well before that.
-  Claim ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place,
-                   const LivenessCheck& alive, const std::string& now, double stale_after_s = 1e9);
+  Claim ClaimTrial(int64_t run_id, const TrialKey& key, const Membership& place, const LivenessCheck& alive,
+                   const std::string& now, double stale_after_s = 1e9);
   /// Drops the claim of `key` if `run_id` holds it (an interrupted trial).
   void ReleaseClaim(int64_t run_id, const TrialKey& key);
   /// Writes the trial with its steps, metrics, environment and its membership in its run, and

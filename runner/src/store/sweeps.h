@@ -8,8 +8,9 @@
 #define RUNX_SWEEP_KEY(r) "coalesce(" r ".sweep_uid, " r ".uid)"
 
 /// The ids of the runs of the sweep of run `param` (a parameter, e.g. "?" or "?1").
-#define RUNX_SWEEP_RUNS_OF(param) \
-  "(SELECT sw.id FROM runs sw WHERE " RUNX_SWEEP_KEY("sw") " = (SELECT " RUNX_SWEEP_KEY("sr") " FROM runs sr WHERE sr.id = " param "))"
+#define RUNX_SWEEP_RUNS_OF(param)                                                        \
+  "(SELECT sw.id FROM runs sw WHERE " RUNX_SWEEP_KEY("sw") " = (SELECT " RUNX_SWEEP_KEY( \
+      "sr") " FROM runs sr WHERE sr.id = " param "))"
 
 /// The ids of the trials of the sweep of run `param`, each once (a trial two shards share is in both).
 #define RUNX_SWEEP_TRIALS_OF(param) \

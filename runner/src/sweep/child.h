@@ -16,10 +16,10 @@
 namespace runx::engine {
 
 struct ChildOptions {
-  std::string runx_exe;        ///< the worker to start (WorkerPath())
-  double timeout_s = 3600;     ///< wall-clock limit for the whole trial
+  std::string runx_exe;                                       ///< the worker to start (WorkerPath())
+  double timeout_s = 3600;                                    ///< wall-clock limit for the whole trial
   std::function<void(const nlohmann::json& event)> on_event;  ///< progress events from the child
-  const std::atomic<bool>* interrupted = nullptr;  ///< set by the parent's SIGINT/SIGTERM handler
+  const std::atomic<bool>* interrupted = nullptr;             ///< set by the parent's SIGINT/SIGTERM handler
   /// Environment variables set (or replaced) for the child, e.g. CUDA_VISIBLE_DEVICES to pin it
   /// to one GPU; the rest of the parent's environment is inherited.
   std::map<std::string, std::string> env;
@@ -40,8 +40,7 @@ enum class ChildOutcome { kRecorded, kInterrupted };
 /// when it finished, otherwise one with status crashed / oom / timeout saying how far it got.
 /// Returns kInterrupted (record untouched) when the parent was interrupted meanwhile; the child
 /// is then ended.
-ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options,
-                             store::TrialRecord* record);
+ChildOutcome RunTrialInChild(const nlohmann::json& config, const ChildOptions& options, store::TrialRecord* record);
 
 /// Removes the temporary folders of trials whose runx is gone (killed before it could clean up);
 /// returns how many.

@@ -67,8 +67,10 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
         throw DeviceSlotError(fmt::format("--devices: '{}' does not exist: no GPU has that index", name));
       }
       if (seen.count(name))
-        throw DeviceSlotError(fmt::format("--devices: '{}' is given twice; two trials on one GPU disturb each "
-                                          "other's timings (give each GPU once)", name));
+        throw DeviceSlotError(
+            fmt::format("--devices: '{}' is given twice; two trials on one GPU disturb each "
+                        "other's timings (give each GPU once)",
+                        name));
       if (gpus >= 0 && index >= gpus)
         throw DeviceSlotError(fmt::format("--devices: '{}' does not exist: this machine has {} GPU{} ({})", name, gpus,
                                           gpus == 1 ? "" : "s",
@@ -77,9 +79,10 @@ std::vector<DeviceSlot> ParseDeviceSlots(const std::string& text, int gpu_count,
                                                                : "NVML's count"));
       slot.env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices ? visible[index] : std::to_string(index);
     } else {
-      throw DeviceSlotError(fmt::format("--devices: '{}' is not a device; expected cuda:N, cpu or mps, comma-separated "
-                                        "(e.g. --devices cuda:0,cuda:1), or all",
-                                        name));
+      throw DeviceSlotError(
+          fmt::format("--devices: '{}' is not a device; expected cuda:N, cpu or mps, comma-separated "
+                      "(e.g. --devices cuda:0,cuda:1), or all",
+                      name));
     }
     seen.insert(name);
     slots.push_back(std::move(slot));

@@ -55,15 +55,18 @@ PreparedSweep PreparedSweepFromJson(const nlohmann::json& j) {
 }
 
 PreparedSweep PrepareSweep(const spec::Plan& plan, const SweepOptions& options) {
-  nlohmann::json request{{"file", options.file}, {"compiled_dir", options.compiled_dir},
-                         {"devices", nlohmann::json::array()}, {"trials", nlohmann::json::array()}};
+  nlohmann::json request{{"file", options.file},
+                         {"compiled_dir", options.compiled_dir},
+                         {"devices", nlohmann::json::array()},
+                         {"trials", nlohmann::json::array()}};
   for (const auto& d : options.devices) request["devices"].push_back(d.name);
-  for (const auto& t : plan.trials) request["trials"].push_back({{"config", t.config}, {"repeat_index", t.repeat_index}});
+  for (const auto& t : plan.trials)
+    request["trials"].push_back({{"config", t.config}, {"repeat_index", t.repeat_index}});
   // Through the worker's stdin and stdout, not files: a full TMPDIR fails a trial with its cause
   // (the trial's own files), not the whole run here.
   const std::string path = WorkerPath();
-  const base::ProcessResult worker = base::RunProcess(
-      {path, "prepare"}, request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const base::ProcessResult worker =
+      base::RunProcess({path, "prepare"}, request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!worker.started) throw WorkerError(fmt::format("cannot start the runx worker '{}': {}", path, worker.error));
   // The answer is the last line (a plugin's library may print before it).
   const std::string text = base::LastLine(worker.out);

@@ -20,13 +20,13 @@
 namespace runx::engine {
 
 struct SweepOptions {
-  std::string file;                     ///< the experiment file, as given
-  std::vector<std::string> overrides;   ///< --set values, in order
+  std::string file;                    ///< the experiment file, as given
+  std::vector<std::string> overrides;  ///< --set values, in order
   std::string command_line;
-  std::string plan_hash;                ///< identity of the whole (unsharded) plan
-  bool force = false;      ///< reuse nothing recorded before this run
-  bool resume = false;     ///< continue the latest interrupted run of this plan
-  bool any_build = false;  ///< reuse results of other runx builds
+  std::string plan_hash;      ///< identity of the whole (unsharded) plan
+  bool force = false;         ///< reuse nothing recorded before this run
+  bool resume = false;        ///< continue the latest interrupted run of this plan
+  bool any_build = false;     ///< reuse results of other runx builds
   store::RunContext context;  ///< the run's sweep, the user's commit, --tag, --note
   /// Runs a trial in this process instead of a child (debugging; no crash isolation): set by the
   /// worker's `run --in-process` (runx itself loads no LibTorch to run one).
@@ -76,9 +76,9 @@ struct SweepResult {
 
 /// A planned trial with what identifies it here.
 struct PreparedTrial {
-  nlohmann::json config;   ///< the keys the trial uses: what the child runs and the store keeps
-  std::string inputs;      ///< InputFiles as JSON text
-  std::string device;      ///< resolved ("" when no device could be selected)
+  nlohmann::json config;  ///< the keys the trial uses: what the child runs and the store keeps
+  std::string inputs;     ///< InputFiles as JSON text
+  std::string device;     ///< resolved ("" when no device could be selected)
   store::TrialKey key;
   std::optional<store::TrialRecord> decided;  ///< a trial settled without running it
 };

@@ -15,8 +15,7 @@ std::string DeviceName(int index) { return at::cuda::getDeviceProperties(index)-
 std::string DeviceSummary(int index) {
   const cudaDeviceProp* p = at::cuda::getDeviceProperties(index);
   return fmt::format("{} ({:.1f} GiB, compute capability {}.{}, {} SMs)", p->name,
-                     p->totalGlobalMem / double(1ull << 30), p->major, p->minor,
-                     p->multiProcessorCount);
+                     p->totalGlobalMem / double(1ull << 30), p->major, p->minor, p->multiProcessorCount);
 }
 
 int64_t PeakAllocatedBytes(int index) {
@@ -52,8 +51,7 @@ std::vector<double> EventTimer::ElapsedMs() {
   std::vector<double> ms;
   if (impl_->events.empty()) return ms;
   impl_->events.back().synchronize();
-  for (size_t i = 1; i < impl_->events.size(); ++i)
-    ms.push_back(impl_->events[i - 1].elapsed_time(impl_->events[i]));
+  for (size_t i = 1; i < impl_->events.size(); ++i) ms.push_back(impl_->events[i - 1].elapsed_time(impl_->events[i]));
   return ms;
 }
 

@@ -32,8 +32,9 @@ std::unique_ptr<Collectives> JoinRanks(const RankRole& role, int world_size, c10
   const auto settings = nlohmann::json::parse(it->second);
   const std::string backend = settings.value("backend", "gloo");
   if (role.world < 1)
-    throw std::runtime_error("data_parallel: the ranks' launcher set neither RANK and WORLD_SIZE (as torchrun "
-                             "does) nor SLURM_PROCID and SLURM_NTASKS (as srun does)");
+    throw std::runtime_error(
+        "data_parallel: the ranks' launcher set neither RANK and WORLD_SIZE (as torchrun "
+        "does) nor SLURM_PROCID and SLURM_NTASKS (as srun does)");
   if (world_size != role.world)
     throw std::runtime_error(
         fmt::format("data_parallel: world_size is {} but {} ranks were started", world_size, role.world));

@@ -7,8 +7,8 @@
 #include <string>
 
 #include <c10/core/Device.h>
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "runx/collectives.h"
 #include "spec/trial_config.h"

@@ -34,9 +34,7 @@ class HostLoader : public Loader {
     Batch b = data_.Get(index_++);
     if (device_.is_cpu()) return data_.Prepare(std::move(b));
     const bool pin = device_.is_cuda();
-    auto move = [&](const torch::Tensor& t) {
-      return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin);
-    };
+    auto move = [&](const torch::Tensor& t) { return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin); };
     return data_.Prepare({move(b.input), move(b.target)});
   }
 

@@ -69,7 +69,8 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
     }
     StepStats st{i, warmup, infer ? torch::Tensor() : losses.back()};
     ForEachTechnique(active, "on_step_end", [&](Technique& t) { t.on_step_end(st, ctx); });
-    if ((i + 1) % plan.per_epoch == 0) ForEachTechnique(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
+    if ((i + 1) % plan.per_epoch == 0)
+      ForEachTechnique(active, "on_epoch_end", [&](Technique& t) { t.on_epoch_end(ctx); });
     if (ctx.aborted()) {
       done = i + 1;
       break;
@@ -77,7 +78,8 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
     if (options.on_step) options.on_step(i + 1, plan.total);
     if (options.on_progress && ((i + 1) % options.progress_every == 0 || i + 1 == plan.total)) {
       const bool read = !infer && (host_sync_ok || warmup);
-      options.on_progress({i + 1, plan.total, warmup, read ? loss.item<double>() : std::nan(""), PeakMemoryBytes(device)});
+      options.on_progress(
+          {i + 1, plan.total, warmup, read ? loss.item<double>() : std::nan(""), PeakMemoryBytes(device)});
     }
   }
   if (!infer) timer.Mark();
@@ -90,7 +92,8 @@ LoopResult RunSteps(const StepPlan& plan, Step& step, Loader& loader, std::vecto
     out.measure_end = measure_begin ? SampleCpu() : std::nullopt;
   }
   out.data_ms = std::move(data_ms);
-  out.loss = infer ? torch::full({done}, std::nan(""), torch::kDouble) : torch::stack(losses).to(torch::kCPU, torch::kDouble);
+  out.loss =
+      infer ? torch::full({done}, std::nan(""), torch::kDouble) : torch::stack(losses).to(torch::kCPU, torch::kDouble);
   return out;
 }
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "data/data.h"
 #include "machine/cpu_load.h"

@@ -58,8 +58,10 @@ void RecordEnergy(const StepPlan& plan, const LoopResult& loop, TrialContext& ct
   double joules = span ? span->joules : std::nan("");
   if (Collectives* ranks = ctx.collectives()) joules = SumOverRanks(*ranks, ctx.device(), joules);
   if (!std::isfinite(joules) || !span) {
-    if (loop.energy && !loop.energy->why_not.empty()) ctx.record("energy.absent", loop.energy->why_not);
-    else if (span) ctx.record("energy.absent", "another rank has no energy reading");
+    if (loop.energy && !loop.energy->why_not.empty())
+      ctx.record("energy.absent", loop.energy->why_not);
+    else if (span)
+      ctx.record("energy.absent", "another rank has no energy reading");
     return;
   }
   const auto samples = static_cast<double>(plan.batch * (loop.done - plan.warmup) * plan.ranks);
@@ -75,8 +77,12 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
   int64_t first_bad = -1;
   for (int64_t i = 0; i < loop.done; ++i) {
     const bool warmup = i < plan.warmup;
-    store::StepRow r{warmup ? "warmup" : "measure", warmup ? i : i - plan.warmup, loop.step_ms[i], loop.data_ms[i],
-                     plan.batch * plan.ranks, lv[i]};
+    store::StepRow r{warmup ? "warmup" : "measure",
+                     warmup ? i : i - plan.warmup,
+                     loop.step_ms[i],
+                     loop.data_ms[i],
+                     plan.batch * plan.ranks,
+                     lv[i]};
     if (!std::isfinite(lv[i])) r.loss.reset();
     if (!std::isfinite(lv[i]) && first_bad < 0 && !plan.infer) first_bad = i;
     rec.steps.push_back(r);

@@ -17,8 +17,8 @@ int64_t RecordSteps(const StepPlan& plan, const LoopResult& loop, store::TrialRe
 /// samples_per_s x tokens per sample), step_ms_median / p10 / p90 / p99 / mean, measured_s;
 /// noise.other_cpus and noise.cpus (machine/cpu_load.h) where the machine's CPU use was sampled
 /// over at least kMinLoadSpanS; energy_j, joules_per_sample and power_w where the loop's energy
-/// meter read the measured steps (else the environment's energy.absent says why); then peak_mem_bytes, reserved_mem_bytes where the device has a
-/// cache, and final_loss when finite.
+/// meter read the measured steps (else the environment's energy.absent says why); then peak_mem_bytes,
+/// reserved_mem_bytes where the device has a cache, and final_loss when finite.
 void RecordMeasurements(const StepPlan& plan, const LoopResult& loop, TrialContext& ctx);
 
 /// The error of a trial whose loss became non-finite at step `first_bad` (counting warm-up).

@@ -89,7 +89,8 @@ RankRole RoleFromEnvironment(const std::string& rendezvous) {
 std::unique_ptr<Collectives> ConnectRanks(const RankRole& role, const std::string& backend, c10::Device device) {
   (void)device;  // NCCL only
   if (role.world < 1 || role.rank < 0 || role.rank >= role.world)
-    throw std::runtime_error(fmt::format("data_parallel: rank {} of world size {} is not a rank", role.rank, role.world));
+    throw std::runtime_error(
+        fmt::format("data_parallel: rank {} of world size {} is not a rank", role.rank, role.world));
   if (backend == "gloo") {
 #if RUNX_HAS_C10D_GLOO
     auto store = c10::make_intrusive<c10d::FileStore>(role.rendezvous, role.world);
@@ -99,8 +100,9 @@ std::unique_ptr<Collectives> ConnectRanks(const RankRole& role, const std::strin
     auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, role.rank, role.world, options);
     return std::make_unique<GroupCollectives<c10d::ProcessGroupGloo>>(std::move(group), role.rank, role.world, backend);
 #else
-    throw std::runtime_error("data_parallel: this runx was built without Gloo (its headers were not found: "
-                             "install libgloo-dev and rebuild)");
+    throw std::runtime_error(
+        "data_parallel: this runx was built without Gloo (its headers were not found: "
+        "install libgloo-dev and rebuild)");
 #endif
   }
   if (backend == "nccl") {
@@ -112,7 +114,8 @@ std::unique_ptr<Collectives> ConnectRanks(const RankRole& role, const std::strin
                                                              c10d::ProcessGroupNCCL::Options::create());
     return std::make_unique<GroupCollectives<c10d::ProcessGroupNCCL>>(std::move(group), role.rank, role.world, backend);
 #else
-    throw std::runtime_error("data_parallel: this runx was built without NCCL (it needs LibTorch with CUDA and nccl.h)");
+    throw std::runtime_error(
+        "data_parallel: this runx was built without NCCL (it needs LibTorch with CUDA and nccl.h)");
 #endif
   }
   throw std::runtime_error(fmt::format("data_parallel: unknown backend '{}' (expected gloo or nccl)", backend));

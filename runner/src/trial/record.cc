@@ -34,7 +34,7 @@ void RecordFailure(std::exception_ptr error, const RunnerContext& ctx, store::Tr
     rec.status = TrialStatus::kOom;
     rec.error = std::string(kHostOutOfMemory);
   } catch (const std::exception& e) {  // c10::Error, TechniqueFailure and friends: a failed trial, not a crash
-    if (ctx.aborted()) {  // a technique said what this failure means before throwing it
+    if (ctx.aborted()) {               // a technique said what this failure means before throwing it
       rec.status = *ctx.abort_status();
       rec.error = ctx.abort_why();
       rec.error_detail = ctx.abort_why() + "\n" + e.what();

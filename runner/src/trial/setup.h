@@ -13,7 +13,9 @@
 #include "spec/trial_config.h"
 #include "trial/context.h"
 
-namespace runx::plugins { class Registry; }
+namespace runx::plugins {
+class Registry;
+}
 
 namespace runx::engine {
 

@@ -73,8 +73,10 @@ void BuildAndRun(const spec::TrialConfig& trial, uint64_t seed, std::vector<Acti
     ctx.metric("global_batch_size", static_cast<double>(plan.batch * plan.ranks));
   }
   EnergyMeterOrWhy energy = OpenEnergyMeter(ctx.device());
-  if (energy.meter) ctx.record("energy.source", energy.meter->source());
-  else ctx.record("energy.absent", energy.why_not);
+  if (energy.meter)
+    ctx.record("energy.source", energy.meter->source());
+  else
+    ctx.record("energy.absent", energy.why_not);
   LoopResult loop = RunSteps(plan, step, *loader.loader, active, ctx, options, energy.meter.get());
   rec.environment.merge(NoiseStateAfterMeasuring());  // the machine as the measured steps ended
   if (Collectives* ranks = ctx.collectives()) AverageOverRanks(*ranks, ctx.device(), loop.loss);
@@ -94,7 +96,6 @@ store::TrialRecord Failed(store::TrialRecord rec, const std::string& why) {
 }
 
 }  // namespace
-
 
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options) {
@@ -128,8 +129,9 @@ store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registr
     }
     if (trial.ranks() > 0) {
       if (!rank)
-        throw TechniqueFailure("data_parallel: the trial's ranks are processes that runx starts; "
-                               "it cannot run in runx's own process (--in-process)");
+        throw TechniqueFailure(
+            "data_parallel: the trial's ranks are processes that runx starts; "
+            "it cannot run in runx's own process (--in-process)");
       ctx.collectives_ = JoinRanks(*rank, trial.ranks(), device, rec.environment);
     }
     // The experiment's seed, or determinism's own when it sets one: it then governs everything

@@ -10,7 +10,9 @@
 #include "store/store.h"
 #include "trial/process_group.h"
 
-namespace runx::plugins { class Registry; }
+namespace runx::plugins {
+class Registry;
+}
 
 namespace runx::engine {
 
@@ -33,9 +35,9 @@ struct TrialOptions {
 };
 
 /// Runs the trial described by `config` and returns its record (device, status, steps, metrics,
-/// environment; what the trial is in its run is the parent's to add: sweep/record.h). Failures of the trial itself (out of memory, an exception in the model or a
-/// technique, NaN loss) come back as a record with that status, never as an exception. Only
-/// programming errors throw.
+/// environment; what the trial is in its run is the parent's to add: sweep/record.h). Failures of the trial itself (out
+/// of memory, an exception in the model or a technique, NaN loss) come back as a record with that status, never as an
+/// exception. Only programming errors throw.
 store::TrialRecord RunTrial(const nlohmann::json& config, const plugins::Registry& registry,
                             const TrialOptions& options = {});
 

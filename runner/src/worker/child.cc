@@ -58,8 +58,7 @@ int TrialChildMain(const TrialChildArgs& args) {
     options.rank->local_rank = args.rank;
   }
   const bool leader = !options.rank || options.rank->rank == 0;  // reports progress, writes the record
-  const std::string out_path =
-      leader ? args.out_path : fmt::format("{}.rank{}", args.out_path, options.rank->rank);
+  const std::string out_path = leader ? args.out_path : fmt::format("{}.rank{}", args.out_path, options.rank->rank);
   const auto config = nlohmann::json::parse(base::ReadFile(args.config_path).value_or(""));
   const auto registry = plugins::Registry::Discover(plugins::PluginDirs());
   volatile int64_t* shared = nullptr;
@@ -79,16 +78,20 @@ int TrialChildMain(const TrialChildArgs& args) {
   }
   options.progress_every = 1;
   auto last = Clock::now() - std::chrono::seconds(1);
-  if (leader) options.on_progress = [&last](const Progress& p) {
-    const auto now = Clock::now();
-    if (p.step != p.total && now - last < std::chrono::milliseconds(250)) return;
-    last = now;
-    nlohmann::json ev{{"event", "progress"}, {"step", p.step}, {"total", p.total}, {"warmup", p.warmup},
-                      {"peak_mem_bytes", p.peak_mem_bytes}};
-    if (!std::isnan(p.loss)) ev["loss"] = p.loss;
-    std::fputs((ev.dump() + "\n").c_str(), stdout);
-    std::fflush(stdout);
-  };
+  if (leader)
+    options.on_progress = [&last](const Progress& p) {
+      const auto now = Clock::now();
+      if (p.step != p.total && now - last < std::chrono::milliseconds(250)) return;
+      last = now;
+      nlohmann::json ev{{"event", "progress"},
+                        {"step", p.step},
+                        {"total", p.total},
+                        {"warmup", p.warmup},
+                        {"peak_mem_bytes", p.peak_mem_bytes}};
+      if (!std::isnan(p.loss)) ev["loss"] = p.loss;
+      std::fputs((ev.dump() + "\n").c_str(), stdout);
+      std::fflush(stdout);
+    };
   const auto record = RunTrial(config, registry, options);
   // Error texts may hold bytes that are not UTF-8 (a file name, a library message): replaced, not fatal.
   // A record that cannot be written whole is not written: the parent says the child left none.

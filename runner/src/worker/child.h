@@ -13,8 +13,8 @@ namespace runx::engine {
 
 /// What `runx trial` (internal) is told.
 struct TrialChildArgs {
-  std::string config_path;    ///< --config: the resolved config (JSON)
-  std::string out_path;       ///< --out: where the record goes (rank r > 0: OUT.rankR, which nobody reads)
+  std::string config_path;  ///< --config: the resolved config (JSON)
+  std::string out_path;     ///< --out: where the record goes (rank r > 0: OUT.rankR, which nobody reads)
   /// --progress (may be empty): a file the child keeps {steps done, total} in after every step
   /// through shared memory, so the parent knows how far a trial got even when it crashes between
   /// progress events.

@@ -43,8 +43,9 @@ DoctorReport Doctor() {
   DoctorReport report;
   const auto row = [&report](const std::string& k, const std::string& v) { report.rows.emplace_back(k, v); };
   const auto env = HostEnvironment();
-  row("runx", fmt::format("{} (git {}{}, {} build)", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : "",
-                          BuildType().empty() ? "unknown" : BuildType()));
+  row("runx",
+      fmt::format("{} (git {}{}, {} build)", Version(), GitSha(), GitDirty() == 1 ? ", uncommitted changes" : "",
+                  BuildType().empty() ? "unknown" : BuildType()));
   row("LibTorch", LibTorchRelease());
   row("AOTInductor", HasAotInductor() ? "built: packages load (model: aoti, compiled_step)"
                                       : "not built (LibTorch 2.6 or later loads packages: model: aoti, compiled_step)");
@@ -52,13 +53,15 @@ DoctorReport Doctor() {
   row("CPU", fmt::format("{} ({} logical cores)", env.at("cpu"), env.at("cpu_count")));
   row("threads", fmt::format("intra-op {}, inter-op {}", at::get_num_threads(), at::get_num_interop_threads()));
   const std::string blas = env.at("blas");
-  row("BLAS", IsReferenceBlas(blas) ? blas + " (the reference BLAS: fp32 matrix products on the CPU run about 15x "
-                                             "slower than with OpenBLAS; apt-get install libopenblas0-openmp)"
+  row("BLAS", IsReferenceBlas(blas) ? blas +
+                                          " (the reference BLAS: fp32 matrix products on the CPU run about 15x "
+                                          "slower than with OpenBLAS; apt-get install libopenblas0-openmp)"
                                     : blas);
   row("quiet to measure", QuietToMeasure());
 #ifdef __APPLE__
-  row("MPS", compat::MpsAvailable() ? "built and available"
-                                    : "not available (needs LibTorch's macOS arm64 build, macOS 12.3+ on Apple silicon)");
+  row("MPS", compat::MpsAvailable()
+                 ? "built and available"
+                 : "not available (needs LibTorch's macOS arm64 build, macOS 12.3+ on Apple silicon)");
 #else
   row("MPS", "not built (MPS exists only in LibTorch's macOS arm64 build)");
 #endif
@@ -99,9 +102,9 @@ DoctorReport Doctor() {
       if (usable(dev) && compat::AutocastSupported(dev, dt, nullptr))
         amp.push_back(fmt::format("{}/{}", c10::DeviceTypeName(dev, true), dt == c10::kHalf ? "fp16" : "bf16"));
   row("autocast here", fmt::format("{}", fmt::join(amp, ", ")));
-  row("data_parallel", fmt::format("gloo {}, nccl {}",
-                                   compat::kHasGloo ? "built" : "not built (no gloo headers: install libgloo-dev)",
-                                   compat::kHasNccl ? "built" : "not built (needs LibTorch with CUDA and nccl.h)"));
+  row("data_parallel",
+      fmt::format("gloo {}, nccl {}", compat::kHasGloo ? "built" : "not built (no gloo headers: install libgloo-dev)",
+                  compat::kHasNccl ? "built" : "not built (needs LibTorch with CUDA and nccl.h)"));
   const auto dirs = plugins::PluginDirs();
   const auto registry = plugins::Registry::Discover(dirs);
   row("plugins", fmt::format("{} found in {}", registry.plugins().size(), fmt::join(dirs, ":")));

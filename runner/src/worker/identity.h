@@ -13,10 +13,9 @@
 namespace runx::engine {
 
 /// This runx build: sha256 over the content of runx (the one beside this worker), of this worker
-/// executable and of every plugin library of `registry`, so that any change to runx or to a plugin is a new build (a version string or a
-/// git sha would miss uncommitted changes and rebuilds with other flags). Computed once.
+/// executable and of every plugin library of `registry`, so that any change to runx or to a plugin is a new build (a
+/// version string or a git sha would miss uncommitted changes and rebuilds with other flags). Computed once.
 std::string BuildIdentity(const plugins::Registry& registry);
-
 
 /// sha256 of the platform a trial runs on: LibTorch, CUDA and cuDNN versions and the name of
 /// `device` ("cpu: <cpu model>", "cuda: NVIDIA H200", ...), on the CPU also the BLAS library.

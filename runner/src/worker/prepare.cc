@@ -39,9 +39,10 @@ struct PrepareContext {
 /// other than CUDA. So that nobody makes a package this machine could not run anyway.
 std::string AlsoInTheWay(const c10::Device& device) {
   if (!compat::kHasAotInductor)
-    return fmt::format("; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
-                       "package loader), and this runx is built against LibTorch {}",
-                       compat::TorchVersionString());
+    return fmt::format(
+        "; this runx could not run it either: compiled_step needs LibTorch 2.6 or later (AOTInductor's "
+        "package loader), and this runx is built against LibTorch {}",
+        compat::TorchVersionString());
   if (!device.is_cuda()) return fmt::format("; and a package runs on CUDA only: this trial runs on {}", device.str());
   return "";
 }
@@ -69,7 +70,8 @@ std::string MissingArtifact(const spec::PythonArtifact& a, const std::string& fi
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
 /// technique that refuses the combination).
 PreparedTrial Prepare(const nlohmann::json& planned, int repeat_index, const plugins::Registry& registry,
-                 const std::string& build, const PrepareContext& options, std::map<std::string, std::string>* platforms) {
+                      const std::string& build, const PrepareContext& options,
+                      std::map<std::string, std::string>* platforms) {
   PreparedTrial p;
   // compiled_step's `package: auto`: the package this trial's key names, beside the store. The
   // trial runs (and is identified) with that file; until it exists the trial is refused with the
@@ -125,7 +127,7 @@ PreparedTrial Prepare(const nlohmann::json& planned, int repeat_index, const plu
   if (device && (missing_package || !package_problem.empty())) {  // no package yet, or none runx can name
     settled = true;
     r.status = TrialStatus::kIncompatible;
-    r.error = missing_package ? MissingPackage(*missing_package, *device, options.file)
+    r.error = missing_package                  ? MissingPackage(*missing_package, *device, options.file)
               : spec::WantsAutoPackage(config) ? package_problem + AlsoInTheWay(*device)
                                                : package_problem;
   } else if (device) {

@@ -155,16 +155,18 @@ StepCheckVerdict JudgeStep(bool fp32, const std::vector<double>& reference_losse
   if (!AllFinite(candidate_losses)) {
     reasons.push_back("the candidate's loss is not finite");
   } else if (!(*v.loss_diff <= *v.loss_bound)) {
-    reasons.push_back(fmt::format("its losses differ from the reference's by up to {:.2e} (relative), over the "
-                                  "bound {:.2e}",
-                                  *v.loss_diff, *v.loss_bound));
+    reasons.push_back(
+        fmt::format("its losses differ from the reference's by up to {:.2e} (relative), over the "
+                    "bound {:.2e}",
+                    *v.loss_diff, *v.loss_bound));
   }
   if (!weights_diff) {
     reasons.push_back("its weights could not be compared");
   } else if (!(*weights_diff <= *v.weight_bound)) {
-    reasons.push_back(fmt::format("its weights differ from the reference's by {:.2e} of the update, over the bound "
-                                  "{:.2e}",
-                                  *weights_diff, *v.weight_bound));
+    reasons.push_back(
+        fmt::format("its weights differ from the reference's by {:.2e} of the update, over the bound "
+                    "{:.2e}",
+                    *weights_diff, *v.weight_bound));
   }
   for (const auto& r : reasons) v.reason += (v.reason.empty() ? "" : "; ") + r;
   v.ok = v.reason.empty();
@@ -193,8 +195,7 @@ StepCheckResult CheckStep(const json& candidate, const json& without, const spec
 
   StepCheckResult result;
   result.runs.push_back(RunOne("initial", "the initial weights", initial, schemas, store, options));
-  result.runs.push_back(
-      RunOne("reference", Describe(reference, checked), reference, schemas, store, options));
+  result.runs.push_back(RunOne("reference", Describe(reference, checked), reference, schemas, store, options));
   // The floor: the same training done another way that is the same arithmetic up to rounding.
   json floor = eager;
   std::string floor_what;
@@ -204,8 +205,8 @@ StepCheckResult CheckStep(const json& candidate, const json& without, const spec
     floor = reference;
     floor["optimizations"]["export"]["dir"] = dir("floor");
     json with = candidate;  // channels_last's parameters as the trial has them, where it has them
-    const json& cl = Optimizations(with).contains("channels_last") ? with["optimizations"]["channels_last"]
-                                                                   : json::object();
+    const json& cl =
+        Optimizations(with).contains("channels_last") ? with["optimizations"]["channels_last"] : json::object();
     if (ChannelsLast(floor))
       floor["optimizations"].erase("channels_last");
     else

@@ -27,13 +27,13 @@ struct StepCheckOptions {
 
 /// One of the check's runs: a trial of its own.
 struct StepCheckRun {
-  std::string role;  ///< "initial", "reference", "floor", "candidate"
-  std::string what;  ///< what it runs, e.g. "without compiled_step, fp32 (TF32 off), contiguous"
+  std::string role;        ///< "initial", "reference", "floor", "candidate"
+  std::string what;        ///< what it runs, e.g. "without compiled_step, fp32 (TF32 off), contiguous"
   std::string experiment;  ///< the experiment file it ran (in the work folder)
   TrialStatus status = TrialStatus::kFailed;
-  std::string error;  ///< why it is not ok
+  std::string error;           ///< why it is not ok
   std::vector<double> losses;  ///< of every training step
-  std::string weights;  ///< the trained weights (export's weights.pt)
+  std::string weights;         ///< the trained weights (export's weights.pt)
 };
 
 /// The judgement of the candidate against the reference. Losses: the largest relative difference

@@ -32,10 +32,11 @@ double UpdateRelativeDistance(const std::string& a, const std::string& b, const 
   for (const auto& [name, x] : pa) {
     const auto y = pb.find(name), x0 = p0.find(name);
     if (y == pb.end() || x0 == p0.end())
-      throw std::runtime_error("parameter '" + name + "' of '" + a + "' is missing from '" +
-                               (y == pb.end() ? b : w0) + "'");
+      throw std::runtime_error("parameter '" + name + "' of '" + a + "' is missing from '" + (y == pb.end() ? b : w0) +
+                               "'");
     if (!y->second.sizes().equals(x.sizes()) || !x0->second.sizes().equals(x.sizes()))
-      throw std::runtime_error("parameter '" + name + "' has other shapes in '" + a + "', '" + b + "' and '" + w0 + "'");
+      throw std::runtime_error("parameter '" + name + "' has other shapes in '" + a + "', '" + b + "' and '" + w0 +
+                               "'");
     diff += (x - y->second).pow(2).sum().item<double>();
     update += (x - x0->second).pow(2).sum().item<double>();
   }

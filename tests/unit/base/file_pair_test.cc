@@ -45,11 +45,12 @@ constexpr const char* kWritesBoth = "echo package > \"$1\" && echo '{}' > \"$1.j
 TEST_F(FilePair, MadeWholeAfterTheCheckSawThePartialPair) {
   std::vector<std::string> started;
   std::string checked;
-  const auto r = MakeFilePair(Sh(kWritesBoth), [&](const auto& argv) { started = argv; },
-                              [&](const std::string& partial) {
-                                checked = partial;
-                                return FilePairPresent(partial) && !FilePairPresent(path_);
-                              });
+  const auto r = MakeFilePair(
+      Sh(kWritesBoth), [&](const auto& argv) { started = argv; },
+      [&](const std::string& partial) {
+        checked = partial;
+        return FilePairPresent(partial) && !FilePairPresent(path_);
+      });
   EXPECT_EQ(r.outcome, Outcome::kMade);
   EXPECT_TRUE(r.made());
   EXPECT_EQ(checked, r.partial);
@@ -60,7 +61,8 @@ TEST_F(FilePair, MadeWholeAfterTheCheckSawThePartialPair) {
   EXPECT_EQ(Left(), (std::vector<std::string>{"step.pt2", "step.pt2.json", "step.pt2.lock"}));
   // There now: the next maker runs nothing.
   bool ran = false;
-  const auto again = MakeFilePair(Sh("exit 9"), [&](const auto&) { ran = true; }, nullptr);
+  const auto again = MakeFilePair(
+      Sh("exit 9"), [&](const auto&) { ran = true; }, nullptr);
   EXPECT_EQ(again.outcome, Outcome::kMadeMeanwhile);
   EXPECT_FALSE(ran);
 }

@@ -285,9 +285,8 @@ TEST(CompareGate, OneProcessEachIsInconclusiveAndOnlyTheStrictGateFails) {
   EXPECT_TRUE(c.Regressions().empty());
   EXPECT_TRUE(c.GateFailures(Gate::kRegressions).empty());
   EXPECT_EQ(c.GateFailures(Gate::kRegressionsOrInconclusive), std::vector<std::string>{"baseline"});
-  const std::string text =
-      RenderComparison(c, MakeRun(1, "aaaa1111", "b1"), MakeRun(2, "aaaa1111", "b1"), OutputFormat::kTable,
-                       Gate::kRegressionsOrInconclusive);
+  const std::string text = RenderComparison(c, MakeRun(1, "aaaa1111", "b1"), MakeRun(2, "aaaa1111", "b1"),
+                                            OutputFormat::kTable, Gate::kRegressionsOrInconclusive);
   EXPECT_NE(text.find("0.769 (no interval)  -23.1%"), std::string::npos) << text;
   EXPECT_NE(text.find("inconclusive: baseline: 1 process each: run-to-run spread unknown; repeats: 3 would measure "
                       "it\n"),

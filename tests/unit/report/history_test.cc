@@ -67,8 +67,9 @@ TEST_F(HistoryTest, AVariantIsComparedWithTheLatestEarlierRunThatMeasuredIt) {
   {
     store::Store store = store::Store::Open(db_);
     const int64_t mlp = store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
-    for (const auto& [day, trial] : {std::pair{"04", store::testing::ExampleTrial{"baseline", true, 0, "ok", "", 1000, 64}},
-                                     std::pair{"05", store::testing::ExampleTrial{"bf16", false, 0, "ok", "", 1200, 52}}}) {
+    for (const auto& [day, trial] :
+         {std::pair{"04", store::testing::ExampleTrial{"baseline", true, 0, "ok", "", 1000, 64}},
+          std::pair{"05", store::testing::ExampleTrial{"bf16", false, 0, "ok", "", 1200, 52}}}) {
       store::RunInfo info;
       info.experiment_id = mlp;
       info.started_at = std::string("2026-12-") + day + "T10:00:00Z";
@@ -127,7 +128,8 @@ TEST_F(HistoryTest, Formats) {
   EXPECT_NE(md.find("| run | tag | commit | runx | date |"), std::string::npos) << md;
   EXPECT_NE(md.find("+18.9%"), std::string::npos) << md;
   const std::string csv = RenderHistory(runs, "mlp_amp", OutputFormat::kCsv, 0.02);
-  EXPECT_EQ(csv.rfind("run_id,runs,tag,note,user_git_sha,user_git_dirty,git_sha,git_dirty,runx_build,started_at,", 0), 0u)
+  EXPECT_EQ(csv.rfind("run_id,runs,tag,note,user_git_sha,user_git_dirty,git_sha,git_dirty,runx_build,started_at,", 0),
+            0u)
       << csv;
   const auto json = nlohmann::json::parse(RenderHistory(runs, "mlp_amp", OutputFormat::kJson, 0.02));
   ASSERT_EQ(json.size(), 5u);  // 2 + 3 variants
@@ -155,7 +157,8 @@ TEST_F(HistoryTest, EarlierRunsThatAgreeMakeAVerdict) {
       info.git_sha = "cccc333";
       const int64_t run = store.BeginRun(info);
       // 5 measured steps of ms..ms+4 ms, 64 samples each; the metric as the engine computes it.
-      store.RecordTrial(store::testing::MakeTrial(run, 0, {"steady", true, 0, "ok", "", 320 / (5 * ms + 10) * 1000, ms}));
+      store.RecordTrial(
+          store::testing::MakeTrial(run, 0, {"steady", true, 0, "ok", "", 320 / (5 * ms + 10) * 1000, ms}));
       store.EndRun(run, RunStatus::kOk, info.started_at);
     }
   }
@@ -163,7 +166,7 @@ TEST_F(HistoryTest, EarlierRunsThatAgreeMakeAVerdict) {
   const std::vector<HistoryRun> runs = BuildHistory(store, store::ListRuns(store, "steady", 0), 5, {});
   ASSERT_EQ(runs.size(), 5u);
   const Ratio& drop = *runs[0].variants[0].vs_previous->ratio;  // 80 against 61 ms
-  EXPECT_EQ(drop.evidence.between.df, 2);                        // runs 60, 61, 60 ms
+  EXPECT_EQ(drop.evidence.between.df, 2);                       // runs 60, 61, 60 ms
   EXPECT_EQ(drop.change, Change::kSlower);
   EXPECT_EQ(ChangeCell(runs[0].variants[0]).find("▼ -23"), 0u) << ChangeCell(runs[0].variants[0]);
   // Three runs before it: the second compared with the first has no other run to learn from.

@@ -75,7 +75,8 @@ TEST_F(HtmlCharts, SpeedupBarsAndWhiskers) {
   ASSERT_EQ(whiskers.size(), 1u);
   EXPECT_EQ(whiskers[0]["low"], s.interval->low);
   EXPECT_EQ(whiskers[0]["high"], s.interval->high);
-  for (const char* mark : {"bars", "whiskers", "one", "values"}) EXPECT_FALSE(MarkOf(chart->spec, mark).is_null()) << mark;
+  for (const char* mark : {"bars", "whiskers", "one", "values"})
+    EXPECT_FALSE(MarkOf(chart->spec, mark).is_null()) << mark;
   EXPECT_EQ(MarkOf(chart->spec, "bars")["type"], "rect");
   EXPECT_EQ(MarkOf(chart->spec, "whiskers")["type"], "rule");
   EXPECT_EQ(MarkOf(chart->spec, "whiskers")["from"]["data"], "intervals");
@@ -140,7 +141,8 @@ TEST_F(HtmlCharts, StepTimes) {
     EXPECT_GE(p["j"].get<double>(), 0);
     EXPECT_LT(p["j"].get<double>(), 1);
   }
-  for (const char* mark : {"boxes", "medians", "ranges", "points"}) EXPECT_FALSE(MarkOf(chart->spec, mark).is_null()) << mark;
+  for (const char* mark : {"boxes", "medians", "ranges", "points"})
+    EXPECT_FALSE(MarkOf(chart->spec, mark).is_null()) << mark;
   EXPECT_EQ(chart->caption.find("steps drawn."), std::string::npos);  // nothing thinned
   HtmlOptions few;
   few.max_points = 3;
@@ -268,7 +270,8 @@ TEST_F(HtmlCharts, AutoBatchFrontier) {
   EXPECT_FALSE(FrontierChart(report_.runs[1], false));
   std::vector<std::string> ids;
   for (const Chart& c : RunCharts(report_.runs[1])) ids.push_back(c.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"run-1-speedup", "run-1-steps", "run-1-loss", "run-1-drift", "run-1-memory"}));
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"run-1-speedup", "run-1-steps", "run-1-loss", "run-1-drift", "run-1-memory"}));
   EXPECT_EQ(RunCharts(Run4()).size(), 7u);
 }
 
@@ -387,8 +390,10 @@ TEST_F(HtmlCharts, NoMarkIsNamedLikeADataSet) {
     std::function<void(const json&)> walk = [&](const json& node) {
       if (!node.contains("marks")) return;
       for (const json& m : node.at("marks")) {
-        if (m.contains("name")) EXPECT_EQ(data.count(m.at("name").get<std::string>()), 0u) << c.id << ": " << m.at("name");
-        if (m.contains("from") && m.at("from").contains("facet")) data.insert(m.at("from").at("facet").at("name").get<std::string>());
+        if (m.contains("name"))
+          EXPECT_EQ(data.count(m.at("name").get<std::string>()), 0u) << c.id << ": " << m.at("name");
+        if (m.contains("from") && m.at("from").contains("facet"))
+          data.insert(m.at("from").at("facet").at("name").get<std::string>());
         walk(m);
       }
     };

@@ -55,8 +55,8 @@ TEST_F(HtmlData, StepBoxesAndPoints) {
   EXPECT_EQ(b.steps, 8);
   EXPECT_EQ(b.shown, 8);
   EXPECT_EQ(b.stride, 1);
-  EXPECT_NEAR(b.p10, 10.0, 1e-9);     // position 0.7 between two 10s
-  EXPECT_NEAR(b.q1, 10.075, 1e-9);    // position 1.75: 10 + 0.75 * 0.1
+  EXPECT_NEAR(b.p10, 10.0, 1e-9);   // position 0.7 between two 10s
+  EXPECT_NEAR(b.q1, 10.075, 1e-9);  // position 1.75: 10 + 0.75 * 0.1
   EXPECT_NEAR(b.median, 10.15, 1e-9);
   EXPECT_NEAR(b.q3, 10.225, 1e-9);
   EXPECT_NEAR(b.p90, 10.3, 1e-9);
@@ -171,7 +171,7 @@ TEST_F(HtmlData, OneHistoryPerExperimentWithCompareVerdicts) {
   ASSERT_TRUE(newest.variants[0].vs_previous);
   // 788 vs 1016 samples/s, two processes against one: no earlier run tells how runs differ.
   EXPECT_EQ(newest.variants[0].vs_previous->ratio->change, Change::kInconclusive);
-  EXPECT_FALSE(newest.variants[1].vs_previous);                                // fast is new
+  EXPECT_FALSE(newest.variants[1].vs_previous);  // fast is new
   EXPECT_EQ(report.histories[1].experiment, "resnet_cl");
   HtmlOptions two;
   two.history_runs = 1;

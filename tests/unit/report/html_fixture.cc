@@ -21,7 +21,8 @@ void AddRun4(const std::string& db) {
   int order = 0;
   for (const int repeat : {0, 1}) {
     for (const bool fast : {false, true}) {
-      store::TrialRecord t = store::testing::MakeTrial(run, order++, {fast ? "fast" : "baseline", !fast, repeat, "ok", "", 1, 1});
+      store::TrialRecord t =
+          store::testing::MakeTrial(run, order++, {fast ? "fast" : "baseline", !fast, repeat, "ok", "", 1, 1});
       const double scale = fast ? 0.5 : 1.0;
       t.steps = {{"warmup", 0, 12 * scale, 0, 8, 3.0 + (fast ? 0.5 : 0.0)}};
       for (int i = 0; i < 4; ++i) {

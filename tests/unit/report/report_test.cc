@@ -283,8 +283,7 @@ TEST_F(ReportTest, WriteVariantStatsFillsTheTableAndTheView) {
        std::string(ChangeName(rows[2].speedup->change)), int64_t{4}, null, null, int64_t{1}, 0.0},
       {std::string("fp16"), int64_t{0}, int64_t{3}, int64_t{1}, rounded(rows[3].speedup->estimate), int64_t{1},
        std::string("faster"), int64_t{2}, null, null, int64_t{1}, null},
-      {std::string("graphs"), int64_t{0}, int64_t{3}, int64_t{0}, null, null, null, null, null, null, int64_t{0},
-       null},
+      {std::string("graphs"), int64_t{0}, int64_t{3}, int64_t{0}, null, null, null, null, null, null, int64_t{0}, null},
   };
   for (auto& row : r.rows) {
     for (Value& v : row) v = rounded(v);
@@ -339,7 +338,8 @@ TEST_F(ReportTest, OneProcessEachIsInconclusiveUntilEarlierRunsTellTheSpread) {
     for (const store::RunTrial& t : store.ReadRunTrials(run)) {
       double ms = 0;
       for (const auto& [wall, samples] : t.measured_steps) ms += wall;
-      SQLite::Statement q(store.db(), "INSERT INTO metrics (trial_id, name, value, unit) VALUES (?, 'samples_per_s', ?, '')");
+      SQLite::Statement q(store.db(),
+                          "INSERT INTO metrics (trial_id, name, value, unit) VALUES (?, 'samples_per_s', ?, '')");
       q.bind(1, t.trial_id);
       q.bind(2, 80.0 / ms * 1000);
       q.exec();

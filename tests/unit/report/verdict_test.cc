@@ -124,8 +124,7 @@ TEST(Verdict, RefusesSidesWithoutAProcess) {
 // that hour: sd `run_sd`) and each process within it by a process factor (`process_sd`).
 class Campaign {
  public:
-  Campaign(double run_sd, double process_sd, uint64_t seed)
-      : rng_(seed), run_(0, run_sd), process_(0, process_sd) {}
+  Campaign(double run_sd, double process_sd, uint64_t seed) : rng_(seed), run_(0, run_sd), process_(0, process_sd) {}
   /// A run of `processes` processes whose throughput is `factor` times the configuration's.
   std::vector<store::RunTrial> Run(int processes, double factor = 1.0) {
     const std::string sweep = "run" + std::to_string(runs_++);
@@ -139,8 +138,8 @@ class Campaign {
   /// Adds a run's processes to the history later comparisons learn from.
   void Remember(const std::vector<store::RunTrial>& run) {
     for (const auto& t : run) {
-      history_.push_back({t.trial_id, t.config_hash, t.env_hash, t.host, t.sweep,
-                          Throughput(RepeatsOf({&t})), std::nullopt, std::nullopt});
+      history_.push_back({t.trial_id, t.config_hash, t.env_hash, t.host, t.sweep, Throughput(RepeatsOf({&t})),
+                          std::nullopt, std::nullopt});
     }
   }
   SpreadBook Book() const { return SpreadBook(history_); }

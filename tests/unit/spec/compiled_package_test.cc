@@ -33,8 +33,10 @@ TEST(CompiledPackage, AGptStepIsNamedWithPeerGptsArguments) {
   const auto p = AutoPackage(Gpt(), "c", "2.11.0");
   ASSERT_EQ(p.reason, "");
   EXPECT_EQ(p.path, "c/gpt-b64-bf16-" + p.key + ".pt2");
-  EXPECT_EQ(CompileCommand(p), "python3 tools/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 "
-                               "--seq-len 256 --vocab 256 --batch 64 --dtype bf16 --measure 0 -o " + p.path);
+  EXPECT_EQ(CompileCommand(p),
+            "python3 tools/compile_step.py --model gpt --n-layer 8 --n-head 8 --d-model 512 "
+            "--seq-len 256 --vocab 256 --batch 64 --dtype bf16 --measure 0 -o " +
+                p.path);
   json t = Gpt();
   t["model"]["block_size"] = 512;
   const auto wider = AutoPackage(t, "c", "2.11.0");
@@ -66,9 +68,11 @@ TEST(CompiledPackage, AutoNamesTheTrialsPackageBesideTheStoreWithTheCommandThatM
   ASSERT_EQ(p.reason, "");
   ASSERT_EQ(p.key.size(), 16u);
   EXPECT_EQ(p.path, "results/compiled/resnet50-b256-bf16-cl-" + p.key + ".pt2");
-  EXPECT_EQ(CompileCommand(p),
-            "python3 tools/compile_step.py --model resnet50 --batch 256 --image-size 224 --num-classes 1000 --dtype bf16 "
-            "--channels-last --measure 0 -o " + p.path);
+  EXPECT_EQ(
+      CompileCommand(p),
+      "python3 tools/compile_step.py --model resnet50 --batch 256 --image-size 224 --num-classes 1000 --dtype bf16 "
+      "--channels-last --measure 0 -o " +
+          p.path);
   EXPECT_EQ(p.facts["libtorch"], "2.11.0");
   EXPECT_EQ(p.facts["dtype"], "bf16");
 
@@ -131,7 +135,8 @@ TEST(CompiledPackage, WhatCompileStepCannotMakeByNameIsRefusedWithTheReason) {
   json t = Trial();
   t["model"] = {{"name", "mlp"}};
   EXPECT_NE(reason(t).find("not model 'mlp'; make the package with `python3 tools/compile_step.py --module"),
-            std::string::npos) << reason(t);
+            std::string::npos)
+      << reason(t);
   t = Gpt();
   t["data"]["tokenizer"] = "chars";
   EXPECT_NE(reason(t).find("over byte tokens"), std::string::npos) << reason(t);

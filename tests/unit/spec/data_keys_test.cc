@@ -19,8 +19,11 @@ json DataOf(const std::string& data, const std::vector<std::string>& sets = {}) 
 TEST(DataKeys, BatchSizeAutoIsValidAndKept) {
   EXPECT_EQ(DataOf("{source: fashion-mnist, batch_size: auto}")["batch_size"], json("auto"));
   EXPECT_EQ(DataOf("{source: fashion-mnist, batch_size: 64}", {"data.batch_size=auto"})["batch_size"], json("auto"));
-  const Plan plan = Expand(LoadText("x.yaml", kHead + "data: {source: fashion-mnist, batch_size: 64}\n"
-                                    "sweep: {axes: {data.batch_size: [64, auto]}}\n", {}, Schemas()), Schemas());
+  const Plan plan = Expand(LoadText("x.yaml",
+                                    kHead + "data: {source: fashion-mnist, batch_size: 64}\n"
+                                            "sweep: {axes: {data.batch_size: [64, auto]}}\n",
+                                    {}, Schemas()),
+                           Schemas());
   ASSERT_EQ(plan.trials.size(), 2u);
   EXPECT_EQ(plan.trials[1].config["data"]["batch_size"], json("auto"));
 }
@@ -87,7 +90,8 @@ TEST(DataKeys, KeysOfAnotherSource) {
 }
 
 TEST(DataKeys, PlacementAndProduceMs) {
-  const json d = DataOf("{source: synthetic, shape: [4], num_classes: 2, batch_size: 8, placement: host, produce_ms: 2.5}");
+  const json d =
+      DataOf("{source: synthetic, shape: [4], num_classes: 2, batch_size: 8, placement: host, produce_ms: 2.5}");
   EXPECT_EQ(d["placement"], json("host"));
   EXPECT_EQ(d["produce_ms"], json(2.5));
   EXPECT_EQ(DataOf("{source: fashion-mnist, batch_size: 8, placement: host}")["placement"], json("host"));

@@ -18,8 +18,8 @@ Diagnostic Make(int line, int column, std::string source, std::vector<std::strin
 }
 
 TEST(Diagnostic, RendersLocationSourceCaretAndNotes) {
-  const auto d = Make(7, 9, "  name: resnt50",
-                      {"expected one of 'mlp', 'cnn', 'resnet18', 'resnet50'; did you mean 'resnet50'?"});
+  const auto d =
+      Make(7, 9, "  name: resnt50", {"expected one of 'mlp', 'cnn', 'resnet18', 'resnet50'; did you mean 'resnet50'?"});
   EXPECT_EQ(d.Render(),
             "experiments/bad.yaml:7:9: error: unknown model 'resnt50'\n"
             "    7 |   name: resnt50\n"
@@ -51,8 +51,11 @@ TEST(Diagnostic, LongLinesAreCutAroundTheCaret) {
   const std::string out = Make(1, 304, line).Render();
   EXPECT_EQ(out,
             "experiments/bad.yaml:1:304: error: unknown model 'resnt50'\n"
-            "    1 | ..." + std::string(60, 'a') + "X" + std::string(59, 'b') + "...\n"
-            "      |    " + std::string(60, ' ') + "^\n");
+            "    1 | ..." +
+                std::string(60, 'a') + "X" + std::string(59, 'b') +
+                "...\n"
+                "      |    " +
+                std::string(60, ' ') + "^\n");
 }
 
 TEST(Diagnostic, ControlCharactersInTheSourceAreNotPrinted) {
@@ -83,15 +86,15 @@ TEST(DidYouMean, FindsCloseNames) {
   EXPECT_EQ(DidYouMean("resnt50", {"mlp", "cnn", "resnet18", "resnet50"}), "resnet50");
   EXPECT_EQ(DidYouMean("chanels_last", {"amp", "channels_last"}), "channels_last");
   EXPECT_EQ(DidYouMean("batchsize", {"batch_size", "shape", "source"}), "batch_size");
-  EXPECT_EQ(DidYouMean("mpl", {"mlp", "cnn"}), "mlp");           // transposition: one edit
+  EXPECT_EQ(DidYouMean("mpl", {"mlp", "cnn"}), "mlp");                      // transposition: one edit
   EXPECT_EQ(DidYouMean("ResNet50", {"resnet18", "resnet50"}), "resnet50");  // case only
   EXPECT_EQ(DidYouMean("cdua", {"auto", "cpu", "mps", "cuda"}), "cuda");
 }
 
 TEST(DidYouMean, StaysQuietWhenNothingIsClose) {
   EXPECT_EQ(DidYouMean("imagenet", {"synthetic", "fashion-mnist"}), "");
-  EXPECT_EQ(DidYouMean("ab", {"xy"}), "");           // short words tolerate one edit
-  EXPECT_EQ(DidYouMean("a", {"b"}), "");             // never replace the whole word
+  EXPECT_EQ(DidYouMean("ab", {"xy"}), "");  // short words tolerate one edit
+  EXPECT_EQ(DidYouMean("a", {"b"}), "");    // never replace the whole word
   EXPECT_EQ(DidYouMean("", {"a"}), "");
   EXPECT_EQ(DidYouMean("anything", {}), "");
   EXPECT_EQ(DidYouMean(std::string(100000, 'a'), {"a"}), "");  // bounded cost

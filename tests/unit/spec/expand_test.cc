@@ -62,7 +62,6 @@ TEST(Sweep, NestedAxesAndOverrides) {
   EXPECT_EQ(PlanOf(yaml, {"sweep.mode=ablation"}).mode, "ablation");
 }
 
-
 TEST(Expand, ErrorsAreLocatedByTheExperimentsSourceMap) {
   // Expand's own checks (the same as Load's) point into the file through exp.origins: the text
   // is not parsed again (here it is not even YAML any more, but its lines are still shown).

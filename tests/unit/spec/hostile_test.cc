@@ -58,8 +58,11 @@ TEST(Hostile, DeepNesting) {
   EXPECT_LT(s, kQuick);
   EXPECT_EQ(out,
             "deep_nesting.yaml:3:70: error: mappings and lists nest more than 64 levels deep\n"
-            "    3 | ..." + std::string(97, '[') + std::string(23, ']') + "...\n"
-            "      |    " + std::string(60, ' ') + "^\n");
+            "    3 | ..." +
+                std::string(97, '[') + std::string(23, ']') +
+                "...\n"
+                "      |    " +
+                std::string(60, ' ') + "^\n");
 }
 
 TEST(Hostile, NestingBeyondYamlCppsOwnLimit) {
@@ -72,7 +75,8 @@ TEST(Hostile, NestingBeyondYamlCppsOwnLimit) {
   for (int i = 0; i < 400; ++i) block += std::string(2 * i, ' ') + "k:\n";
   const std::string nested = TimedRenderText(block, &s);
   EXPECT_LT(s, kQuick);
-  EXPECT_EQ(nested.substr(0, nested.find('\n')), "x.yaml:65:129: error: mappings and lists nest more than 64 levels deep");
+  EXPECT_EQ(nested.substr(0, nested.find('\n')),
+            "x.yaml:65:129: error: mappings and lists nest more than 64 levels deep");
 }
 
 TEST(Hostile, ManyNodesWithoutAliases) {
@@ -109,7 +113,8 @@ TEST(Hostile, MissingOrUnreadableFile) {
     Load(kData + "/no-such-file.yaml", {}, Schemas());
     FAIL() << "expected a SpecError";
   } catch (const SpecError& e) {
-    EXPECT_EQ(e.Render(), kData + "/no-such-file.yaml: error: cannot read file: No such file or directory\n1 error in " +
+    EXPECT_EQ(e.Render(), kData +
+                              "/no-such-file.yaml: error: cannot read file: No such file or directory\n1 error in " +
                               kData + "/no-such-file.yaml\n");
   }
 }
@@ -118,7 +123,8 @@ TEST(Hostile, HugeValue) {
   double s = 0;
   const std::string out = TimedRenderText("name: " + std::string(200000, 'a') + "\n", &s);
   EXPECT_LT(s, kQuick);
-  EXPECT_EQ(out.substr(0, out.find('\n')), "x.yaml:1:7: error: value of 200000 bytes is too long; values are limited to 4096 bytes");
+  EXPECT_EQ(out.substr(0, out.find('\n')),
+            "x.yaml:1:7: error: value of 200000 bytes is too long; values are limited to 4096 bytes");
 }
 
 TEST(Hostile, BinaryGarbage) {
@@ -144,7 +150,8 @@ TEST(Hostile, TooManyErrorsAreCapped) {
 }
 
 TEST(Hostile, ControlCharactersInValuesAreEscaped) {
-  const std::string out = RenderText("name: x\nmodel: {name: \"a\\e[2Jb\"}\ndata: {source: fashion-mnist, batch_size: 1}\n");
+  const std::string out =
+      RenderText("name: x\nmodel: {name: \"a\\e[2Jb\"}\ndata: {source: fashion-mnist, batch_size: 1}\n");
   EXPECT_EQ(out.substr(0, out.find('\n')), "x.yaml:2:15: error: unknown model 'a\\x1b[2Jb'");
 }
 

@@ -103,7 +103,8 @@ TEST(Identity, InputFilesCountByContentNotByPath) {
   std::ofstream(dir / "b" / "model.pt") << "weights-2";
   EXPECT_NE(IdentifyConfig(c).hash, a.hash);  // new content: a new trial
   c["model"]["path"] = (dir / "missing.pt").string();
-  EXPECT_EQ(IdentifyConfig(c).inputs["model.path"]["sha256"].get<std::string>().rfind("unreadable: cannot read", 0), 0u);
+  EXPECT_EQ(IdentifyConfig(c).inputs["model.path"]["sha256"].get<std::string>().rfind("unreadable: cannot read", 0),
+            0u);
   fs::remove_all(dir);
 }
 
@@ -133,7 +134,8 @@ TEST(Identity, ACompiledStepPackageAndItsSidecarCountByContent) {
   c["optimizations"]["compiled_step"] = {{"package", (dir / "a" / "step.pt2").string()}};
   const ConfigIdentity a = IdentifyConfig(c);
   EXPECT_EQ(a.inputs["optimizations.compiled_step.package"]["sha256"], Sha256OfFile((dir / "a" / "step.pt2").string()));
-  EXPECT_EQ(a.inputs["optimizations.compiled_step.sidecar"]["sha256"], Sha256OfFile((dir / "a" / "step.pt2.json").string()));
+  EXPECT_EQ(a.inputs["optimizations.compiled_step.sidecar"]["sha256"],
+            Sha256OfFile((dir / "a" / "step.pt2.json").string()));
   EXPECT_EQ(a.used["optimizations"]["compiled_step"]["package"], (dir / "a" / "step.pt2").string());
   c["optimizations"]["compiled_step"]["package"] = (dir / "b" / "step.pt2").string();
   EXPECT_EQ(IdentifyConfig(c).hash, a.hash);  // moved: the same trial

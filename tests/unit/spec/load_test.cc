@@ -22,8 +22,8 @@ TEST(Load, FillsDefaultsAndNormalisesTechniques) {
   EXPECT_EQ(e.path, kData + "/good.yaml");
   EXPECT_EQ(e.text, ReadAll(kData + "/good.yaml"));
   const json& c = e.config;
-  EXPECT_EQ(c["device"], json("cpu"));            // given
-  EXPECT_EQ(c["precision"], json("fp32"));        // defaults
+  EXPECT_EQ(c["device"], json("cpu"));      // given
+  EXPECT_EQ(c["precision"], json("fp32"));  // defaults
   EXPECT_EQ(c["task"], json("train"));
   EXPECT_EQ(c["results"], json("results/runx.db"));
   EXPECT_EQ(c["model"]["dropout"], json(0));
@@ -40,8 +40,9 @@ TEST(Load, FillsDefaultsAndNormalisesTechniques) {
 }
 
 TEST(Load, DefaultsOfAbsentMappings) {
-  const json c = LoadText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n", {},
-                          Schemas()).config;
+  const json c =
+      LoadText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n", {}, Schemas())
+          .config;
   EXPECT_EQ(c["train"], json::parse(R"({"optimizer": {"name": "sgd"}, "warmup_steps": 5, "eval": true})"));
   EXPECT_EQ(c["optimizations"], json::object());
   EXPECT_EQ(c["device"], json("auto"));
@@ -66,15 +67,16 @@ TEST(Load, Hashes) {
 }
 
 TEST(Load, NullTechniqueParametersAreEmpty) {
-  const json c = LoadText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
-                          "optimizations:\n  amp:\n  channels_last: {}\n", {}, Schemas()).config;
+  const json c = LoadText("x.yaml",
+                          "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
+                          "optimizations:\n  amp:\n  channels_last: {}\n",
+                          {}, Schemas())
+                     .config;
   EXPECT_EQ(c["optimizations"]["amp"]["loss_scale"], json("auto"));
   EXPECT_EQ(c["optimizations"]["channels_last"]["inputs"], json(true));
 }
 
-TEST(Load, ValidateReturnsNothingForAGoodFile) {
-  EXPECT_TRUE(Validate(kData + "/good.yaml", {}, Schemas()).empty());
-}
+TEST(Load, ValidateReturnsNothingForAGoodFile) { EXPECT_TRUE(Validate(kData + "/good.yaml", {}, Schemas()).empty()); }
 
 TEST(SchemaSetTest, FindsTechniqueSchemas) {
   const SchemaSet& s = Schemas();

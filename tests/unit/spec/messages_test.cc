@@ -45,7 +45,8 @@ TEST(Messages, MisspeltModel) {
             "bad_model.yaml:9:9: error: unknown model 'resnt50'\n"
             "    9 |   name: resnt50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did "
+            "you mean 'resnet50'?\n");
 }
 
 TEST(Messages, MisspeltTechnique) {
@@ -161,10 +162,12 @@ TEST(Messages, SyntheticDataNeedsShapeAndClasses) {
   EXPECT_EQ(RenderFile("synthetic_no_shape.yaml"),
             "synthetic_no_shape.yaml:3:1: error: missing required key 'shape' in 'data'\n"
             "    3 | data:\n"
-            "      | ^\n" + note +
-            "synthetic_no_shape.yaml:3:1: error: missing required key 'num_classes' in 'data'\n"
-            "    3 | data:\n"
-            "      | ^\n" + note);
+            "      | ^\n" +
+                note +
+                "synthetic_no_shape.yaml:3:1: error: missing required key 'num_classes' in 'data'\n"
+                "    3 | data:\n"
+                "      | ^\n" +
+                note);
 }
 
 TEST(Messages, TechniqueParameters) {
@@ -198,8 +201,10 @@ TEST(Messages, AVariantWrittenAsAListOfTechniques) {
 
 TEST(Messages, NoTechniquesInstalled) {
   const SchemaSet none = SchemaSet::Load({kData + "/no-such-dir"});
-  const auto diags = ValidateText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
-                                  "optimizations: [amp]\n", {}, none);
+  const auto diags = ValidateText("x.yaml",
+                                  "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n"
+                                  "optimizations: [amp]\n",
+                                  {}, none);
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_EQ(diags[0].message, "unknown technique 'amp'");
   EXPECT_EQ(diags[0].notes, std::vector<std::string>{"no techniques are installed in '" + kData + "/no-such-dir'"});
@@ -222,7 +227,8 @@ TEST(Messages, EveryProblemOfAFileSortedByLine) {
             "many_errors.yaml:5:9: error: unknown model 'ResNet50'\n"
             "    5 |   name: ResNet50\n"
             "      |         ^\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n"
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did "
+            "you mean 'resnet50'?\n"
             "many_errors.yaml:6:12: error: 'model.dropout' must be < 1, got 1.5\n"
             "    6 |   dropout: 1.5\n"
             "      |            ^\n"

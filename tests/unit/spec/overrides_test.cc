@@ -8,9 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-json Config(const std::vector<std::string>& sets) {
-  return Load(kData + "/good.yaml", Sets(sets), Schemas()).config;
-}
+json Config(const std::vector<std::string>& sets) { return Load(kData + "/good.yaml", Sets(sets), Schemas()).config; }
 
 TEST(Overrides, ValuesAreTypedLikeYaml) {
   const json c = Config({"data.batch_size=128", "device=cuda:1", "model.hidden=[512, 256]", "data.shuffle=false",
@@ -29,7 +27,8 @@ TEST(Overrides, CreateIntermediateMappings) {
   EXPECT_EQ(c["optimizations"]["amp"]["dtype"], json("bf16"));
   EXPECT_EQ(c["train"]["optimizer"]["nesterov"], json(true));
   const json added = LoadText("x.yaml", "name: x\nmodel: {name: mlp}\ndata: {source: fashion-mnist, batch_size: 1}\n",
-                              Sets({"optimizations.channels_last.inputs=false"}), Schemas()).config;
+                              Sets({"optimizations.channels_last.inputs=false"}), Schemas())
+                         .config;
   EXPECT_EQ(added["optimizations"]["channels_last"]["inputs"], json(false));
 }
 
@@ -76,11 +75,13 @@ TEST(Overrides, UnknownKeyWithDidYouMean) {
             "note: expected one of 'batch_size', 'dtype', 'eval_labels', 'eval_path', 'label_dtype', 'labels', "
             "'normalize', 'num_classes', 'path', 'placement', 'produce_ms', 'scale', 'seq_len', 'shape', 'shuffle', "
             "'source', 'tokenizer', 'train_limit', 'val_fraction'; did you mean 'batch_size'?\n");
-  EXPECT_EQ(RenderFile("good.yaml", {"precison=bf16"}),
-            "--set precison=bf16: error: unknown key 'precison'\n"
-            "note: expected one of 'data', 'description', 'device', 'infer', 'model', 'name', 'optimizations', 'order', "
-            "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'threads', 'train', 'trial_timeout_s'; "
-            "did you mean 'precision'?\n");
+  EXPECT_EQ(
+      RenderFile("good.yaml", {"precison=bf16"}),
+      "--set precison=bf16: error: unknown key 'precison'\n"
+      "note: expected one of 'data', 'description', 'device', 'infer', 'model', 'name', 'optimizations', 'order', "
+      "'order_seed', 'precision', 'repeats', 'results', 'seed', 'sweep', 'task', 'threads', 'train', "
+      "'trial_timeout_s'; "
+      "did you mean 'precision'?\n");
 }
 
 TEST(Overrides, MalformedOverrides) {
@@ -112,12 +113,11 @@ TEST(Overrides, FileProblemsComeFirstThenOverrides) {
             "      |               ^\n"
             "--set seed=-2: error: 'seed' must be >= 0, got -2\n"
             "--set model.name=resnet5: error: unknown model 'resnet5'\n"
-            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did you mean 'resnet50'?\n");
+            "note: expected one of 'mlp', 'cnn', 'resnet18', 'resnet50', 'gpt', 'torchscript', 'aoti', 'python'; did "
+            "you mean 'resnet50'?\n");
 }
 
-TEST(Overrides, FixingAFileValueByOverride) {
-  EXPECT_EQ(RenderFile("negative_batch.yaml", {"data.batch_size=4"}), "");
-}
+TEST(Overrides, FixingAFileValueByOverride) { EXPECT_EQ(RenderFile("negative_batch.yaml", {"data.batch_size=4"}), ""); }
 
 TEST(Overrides, StepsAndEpochsPointsAtTheOverride) {
   EXPECT_EQ(RenderFile("good.yaml", {"train.epochs=1"}),

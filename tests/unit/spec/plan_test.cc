@@ -44,8 +44,7 @@ TEST(SharedConfig, RepeatsShareTheirVariantsConfig) {
   const Plan plan = PlanOf("repeats: 3\nsweep: {axes: {data.batch_size: [4, 8]}}\n");
   ASSERT_EQ(plan.trials.size(), 6u);
   for (const auto& a : plan.trials)
-    for (const auto& b : plan.trials)
-      EXPECT_EQ(a.config.SharedWith(b.config), a.variant_index == b.variant_index);
+    for (const auto& b : plan.trials) EXPECT_EQ(a.config.SharedWith(b.config), a.variant_index == b.variant_index);
 }
 
 }  // namespace

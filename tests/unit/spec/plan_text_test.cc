@@ -56,7 +56,6 @@ TEST(RenderPlanTest, SingleAndShuffled) {
   EXPECT_NE(text.find("\norder: shuffled (seed 5): "), std::string::npos) << text;
 }
 
-
 TEST(RenderPlanTest, LongOrdersAreCut) {
   const std::string text = RenderPlan(PlanOf("repeats: 30\norder: sequential\n" + kThree));
   EXPECT_EQ(text.find("sequential sweep"), std::string::npos);  // the mode is grid; the order sequential

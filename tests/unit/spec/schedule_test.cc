@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/sweep.h"
 #include "spec/schedule.h"
+#include "spec/sweep.h"
 #include "test_util.h"
 
 namespace runx::spec::test {
@@ -83,12 +83,13 @@ TEST(Sweep, BadShards) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("2/2"), "invalid shard '2/2': the shard index must be less than the count 2 (shards are counted from 0)");
+  EXPECT_EQ(message("2/2"),
+            "invalid shard '2/2': the shard index must be less than the count 2 (shards are counted from 0)");
   EXPECT_EQ(message("0/0"), "invalid shard '0/0': the shard count must be at least 1");
   for (const char* bad : {"", "1", "a/b", "-1/2", "1/2/3", " 1/2", "1/", "/2", "99999999999/2"})
-    EXPECT_EQ(message(bad), "invalid shard '" + std::string(bad) + "': expected 'i/n', shard i of n counted from 0, e.g. '0/4'");
+    EXPECT_EQ(message(bad),
+              "invalid shard '" + std::string(bad) + "': expected 'i/n', shard i of n counted from 0, e.g. '0/4'");
 }
-
 
 using Pairs = std::vector<std::pair<int, int>>;
 

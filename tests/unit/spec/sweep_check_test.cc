@@ -102,17 +102,19 @@ TEST(SweepMessages, RulesBrokenByACombination) {
 
 TEST(SweepMessages, TooManyVariants) {
   // 2 x 8 x 8 x 8 x 4 = 4096 grid points, plus the baseline (fp32 is not in the grid).
-  EXPECT_EQ(RenderText(kBase + "sweep:\n  axes:\n    precision: [bf16, fp16]\n    data.batch_size: [1, 2, 3, 4, 5, 6, 7, 8]\n"
-                               "    data.num_classes: [2, 3, 4, 5, 6, 7, 8, 9]\n    seed: [1, 2, 3, 4, 5, 6, 7, 8]\n"
-                               "    model.hidden: [[1], [2], [3], [4]]\n"),
-            "x.yaml:6:3: error: the sweep makes 4097 variants; at most 4096\n"
-            "    6 |   axes:\n"
-            "      |   ^\n"
-            "note: use fewer axes or values, or mode ablation (the baseline, each change alone, all changes together)\n");
-  EXPECT_EQ(RenderText(kBase + "sweep:\n  axes:\n    precision: [fp32, fp16]\n    data.batch_size: [1, 2, 3, 4, 5, 6, 7, 8]\n"
-                               "    data.num_classes: [2, 3, 4, 5, 6, 7, 8, 9]\n    seed: [1, 2, 3, 4, 5, 6, 7, 8]\n"
-                               "    model.hidden: [[1], [2], [3], [4]]\n"),
-            "");
+  EXPECT_EQ(
+      RenderText(kBase + "sweep:\n  axes:\n    precision: [bf16, fp16]\n    data.batch_size: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+                         "    data.num_classes: [2, 3, 4, 5, 6, 7, 8, 9]\n    seed: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+                         "    model.hidden: [[1], [2], [3], [4]]\n"),
+      "x.yaml:6:3: error: the sweep makes 4097 variants; at most 4096\n"
+      "    6 |   axes:\n"
+      "      |   ^\n"
+      "note: use fewer axes or values, or mode ablation (the baseline, each change alone, all changes together)\n");
+  EXPECT_EQ(
+      RenderText(kBase + "sweep:\n  axes:\n    precision: [fp32, fp16]\n    data.batch_size: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+                         "    data.num_classes: [2, 3, 4, 5, 6, 7, 8, 9]\n    seed: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+                         "    model.hidden: [[1], [2], [3], [4]]\n"),
+      "");
 }
 
 TEST(SweepMessages, ValidateAndLoadReportThem) {
@@ -122,7 +124,6 @@ TEST(SweepMessages, ValidateAndLoadReportThem) {
   EXPECT_EQ(RenderText(kBase + "sweep: {axes: {data.batch_size: [4, 8]}}\n", {"sweep.axes.data.batch_size=[0]"}),
             "--set sweep.axes.data.batch_size=[0]: error: 'data.batch_size' must be >= 1, got 0\n");
 }
-
 
 // 4096 variants: 2 x 8 x 8 x 8 x 4 grid points, fp32 in the grid.
 const std::string kLargest =

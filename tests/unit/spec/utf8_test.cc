@@ -18,17 +18,22 @@ TEST(Utf8, FindsTheFirstInvalidByte) {
   EXPECT_EQ(InvalidUtf8At("plain ascii"), std::string::npos);
   EXPECT_EQ(InvalidUtf8At("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);  // é € 😀
   EXPECT_EQ(InvalidUtf8At("a\xff"), 1u);
-  EXPECT_EQ(InvalidUtf8At("ab\xc3"), 2u);              // truncated
-  EXPECT_EQ(InvalidUtf8At("\xc0\xaf"), 0u);            // overlong '/'
-  EXPECT_EQ(InvalidUtf8At("\xe0\x80\xaf"), 0u);        // overlong
-  EXPECT_EQ(InvalidUtf8At("x\xed\xa0\x80"), 1u);       // surrogate U+D800
-  EXPECT_EQ(InvalidUtf8At("\xf4\x90\x80\x80"), 0u);    // above U+10FFFF
-  EXPECT_EQ(InvalidUtf8At("\x80"), 0u);                // a lone continuation byte
+  EXPECT_EQ(InvalidUtf8At("ab\xc3"), 2u);            // truncated
+  EXPECT_EQ(InvalidUtf8At("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(InvalidUtf8At("\xe0\x80\xaf"), 0u);      // overlong
+  EXPECT_EQ(InvalidUtf8At("x\xed\xa0\x80"), 1u);     // surrogate U+D800
+  EXPECT_EQ(InvalidUtf8At("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(InvalidUtf8At("\x80"), 0u);              // a lone continuation byte
 }
 
 TEST(Utf8, ReplacesAndEscapes) {
-  EXPECT_EQ(ReplaceInvalidUtf8("a\xff\xfe" "b\xc3\xa9"), "a\xEF\xBF\xBD\xEF\xBF\xBD" "b\xc3\xa9");
-  EXPECT_EQ(EscapeInvalidUtf8("a\xff\xfe" "b\xc3\xa9"), "a\\xff\\xfeb\xc3\xa9");
+  EXPECT_EQ(ReplaceInvalidUtf8("a\xff\xfe"
+                               "b\xc3\xa9"),
+            "a\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b\xc3\xa9");
+  EXPECT_EQ(EscapeInvalidUtf8("a\xff\xfe"
+                              "b\xc3\xa9"),
+            "a\\xff\\xfeb\xc3\xa9");
   EXPECT_EQ(Utf8Length("caf\xc3\xa9"), 4u);
   EXPECT_EQ(Quote("a\xff"), "'a\\xff'");
   EXPECT_EQ(Quote("caf\xc3\xa9"), "'caf\xc3\xa9'");
@@ -45,7 +50,8 @@ TEST(Utf8Messages, StringValueInTheFile) {
             "      |              ^\n"
             "note: expected text encoded as UTF-8; save the file as UTF-8, e.g. with 'iconv -f latin1 -t utf-8'\n");
   // Quoted, and in a list.
-  EXPECT_EQ(RenderText("name: x\ndescription: \"\xff\"\n" + kData3 + "sweep: {axes: {data.batch_size: [4, 8]}}\n"
+  EXPECT_EQ(RenderText("name: x\ndescription: \"\xff\"\n" + kData3 +
+                       "sweep: {axes: {data.batch_size: [4, 8]}}\n"
                        "optimizations: ['\xfe']\n"),
             "x.yaml:2:14: error: invalid UTF-8 byte 0xff in string '\\xff'\n"
             "    2 | description: \"\xff\"\n"

@@ -134,11 +134,11 @@ TEST(Sweep, OtherAxesAreLabelledByTheirLastKey) {
       "    train.optimizer.lr: [0.1, 0.01]\n"
       "    model.name: [mlp, cnn]\n"
       "    device: [cpu, auto]\n");
-  EXPECT_EQ(Labels(plan), (Strings{"baseline", "lr=0.01", "model=cnn", "device=auto", "lr=0.01+model=cnn+device=auto"}));
+  EXPECT_EQ(Labels(plan),
+            (Strings{"baseline", "lr=0.01", "model=cnn", "device=auto", "lr=0.01+model=cnn+device=auto"}));
   EXPECT_EQ(Variant(plan, "lr=0.01").differs, "train.optimizer.lr=0.01");
   EXPECT_EQ(Variant(plan, "model=cnn").config["model"]["channels"], json::parse("[32, 64]"));  // defaults filled
 }
-
 
 /// A sweep made by hand: precision [fp32, bf16] (baseline fp32), optimizations [a, b] (none on).
 Sweep TwoAxes(SweepMode mode) {
@@ -170,9 +170,9 @@ TEST(Variants, OneFunctionPerMode) {
             (Strings{R"(["fp32",[]])", R"(["fp32",[]])", R"(["fp32",["b"]])", R"(["fp32",["a"]])",
                      R"(["fp32",["a","b"]])", R"(["bf16",[]])", R"(["bf16",["b"]])", R"(["bf16",["a"]])",
                      R"(["bf16",["a","b"]])"}));  // the baseline, then the grid (duplicates go later)
-  EXPECT_EQ(Show(AblationVariants(TwoAxes(SweepMode::kAblation))),
-            (Strings{R"(["fp32",[]])", R"(["bf16",[]])", R"(["fp32",["a"]])", R"(["fp32",["b"]])",
-                     R"(["bf16",["a","b"]])"}));
+  EXPECT_EQ(
+      Show(AblationVariants(TwoAxes(SweepMode::kAblation))),
+      (Strings{R"(["fp32",[]])", R"(["bf16",[]])", R"(["fp32",["a"]])", R"(["fp32",["b"]])", R"(["bf16",["a","b"]])"}));
   EXPECT_EQ(Show(AllSubsetsVariants(TwoAxes(SweepMode::kAllSubsets))),
             (Strings{R"(["fp32",[]])", R"(["fp32",[]])", R"(["bf16",[]])", R"(["fp32",["a"]])", R"(["fp32",["b"]])",
                      R"(["bf16",["a"]])", R"(["bf16",["b"]])", R"(["fp32",["a","b"]])", R"(["bf16",["a","b"]])"}));
@@ -197,8 +197,9 @@ namespace runx::spec::test {
 namespace {
 
 TEST(Sweep, ATechniqueParameterIsAnAxis) {
-  const Plan plan = PlanOf("optimizations: {amp: {loss_scale: none}}\n"
-                           "sweep: {axes: {optimizations.amp.dtype: [fp16, bf16]}}\n");
+  const Plan plan = PlanOf(
+      "optimizations: {amp: {loss_scale: none}}\n"
+      "sweep: {axes: {optimizations.amp.dtype: [fp16, bf16]}}\n");
   EXPECT_EQ(Labels(plan), (Strings{"baseline", "dtype=bf16"}));
   EXPECT_EQ(Variant(plan, "dtype=bf16").differs, "optimizations.amp.dtype=bf16");
   // The technique runs in every variant, with its other parameters as written.

@@ -107,7 +107,8 @@ TEST(YamlReader, ReportsDuplicateKeysAtTheSecond) {
 }
 
 TEST(YamlReader, KeysMustBeStrings) {
-  EXPECT_EQ(OnlyProblem("1: x\n"), "1:1: mapping keys must be strings, got integer 1 | quote the key to use it as text: \"1\"");
+  EXPECT_EQ(OnlyProblem("1: x\n"),
+            "1:1: mapping keys must be strings, got integer 1 | quote the key to use it as text: \"1\"");
   EXPECT_EQ(OnlyProblem("'1': x\n"), "expected one problem, got 0");
   EXPECT_EQ(OnlyProblem("? [a, b]\n: x\n"), "1:3: mapping keys must be strings, got a list");
   EXPECT_EQ(OnlyProblem("{a: 1}: x\n"), "1:1: mapping keys must be strings, got a mapping");
@@ -136,7 +137,8 @@ TEST(YamlReader, SyntaxErrorsCarryThePlace) {
 
 TEST(YamlReader, OneDocumentOnly) {
   EXPECT_EQ(OnlyProblem("a: 1\n---\nb: 2\n"),
-            "2:1: file holds more than one YAML document | runx reads one experiment per file; remove the '---' or split the file");
+            "2:1: file holds more than one YAML document | runx reads one experiment per file; remove the '---' or "
+            "split the file");
 }
 
 TEST(YamlReader, RecursiveAliasIsAnError) {

@@ -14,10 +14,8 @@ QueryResult Sample() {
   r.columns = {"id", "label", "samples_per_s", "peak_mem_bytes", "note"};
   r.rows = {
       {int64_t{1}, std::string("baseline"), 1234.5, int64_t{123456789}, std::monostate{}},
-      {int64_t{2}, std::string("bf16+cl"), 1234567.891, int64_t{9007199254740993},
-       std::string("has, comma")},
-      {int64_t{10}, std::string("\xC3\xBCn\xC3\xAF"), 0.000123456789, std::monostate{},
-       std::string("say \"hi\"\nbye")},
+      {int64_t{2}, std::string("bf16+cl"), 1234567.891, int64_t{9007199254740993}, std::string("has, comma")},
+      {int64_t{10}, std::string("\xC3\xBCn\xC3\xAF"), 0.000123456789, std::monostate{}, std::string("say \"hi\"\nbye")},
   };
   return r;
 }

@@ -98,7 +98,8 @@ TEST_F(History, GitRevisions) {
             "no run of experiment 'resnet_cl' has the tag 'aaaa' or was made at a git revision starting with 'aaaa' "
             "(of your experiment's repository or of runx's build)");
   AddRun(store, 1, "bbbb999", "2026-12-05T10:00:00Z");
-  EXPECT_EQ(Refused(store, "bbbb"), "git revision 'bbbb' is ambiguous: runs were made at bbbb222, bbbb999; give more digits");
+  EXPECT_EQ(Refused(store, "bbbb"),
+            "git revision 'bbbb' is ambiguous: runs were made at bbbb222, bbbb999; give more digits");
   EXPECT_EQ(ResolveRun(store, "bbbb9"), 4);
 }
 
@@ -181,9 +182,9 @@ TEST_F(History, ARunThatOnlyReusedIsNoHistoryPoint) {
   Store store = Store::Open(db_);
   const int64_t reuse = AddRun(store, 1, "aaaa111", "2026-12-06T10:00:00Z", "running");
   const TrialKey key{"h-baseline", "env-box", "platform-box", 0};
-  const Claim c = store.ClaimTrial(reuse, key, {"baseline", true, 0, 0},
-                                   [](const std::string&, int64_t, const std::string&) { return true; },
-                                   "2026-12-06T10:00:01Z");
+  const Claim c = store.ClaimTrial(
+      reuse, key, {"baseline", true, 0, 0}, [](const std::string&, int64_t, const std::string&) { return true; },
+      "2026-12-06T10:00:01Z");
   ASSERT_EQ(c.outcome, ClaimOutcome::kReused);
   store.EndRun(reuse, RunStatus::kOk, "2026-12-06T10:00:02Z");
   EXPECT_FALSE(ReadRunOverview(store, reuse).measured);
@@ -206,9 +207,10 @@ TEST_F(History, ProcessRatesOfConfigurations) {
   EXPECT_DOUBLE_EQ(rates[0].samples_per_s, 1000);
   EXPECT_FALSE(rates[0].other_cpus);
   EXPECT_EQ(rates[2].config_hash, "h-bf16");
-  SQLite::Statement load(store.db(),
-                         "INSERT INTO metrics (trial_id, name, value, unit) VALUES (1, 'noise.other_cpus', 0.9, 'cpus'), "
-                         "(1, 'noise.cpus', 2, 'cpus')");
+  SQLite::Statement load(
+      store.db(),
+      "INSERT INTO metrics (trial_id, name, value, unit) VALUES (1, 'noise.other_cpus', 0.9, 'cpus'), "
+      "(1, 'noise.cpus', 2, 'cpus')");
   load.exec();
   const std::vector<ProcessRate> again = ReadProcessRates(store, {"h-baseline"});
   ASSERT_EQ(again.size(), 4u);

@@ -72,8 +72,7 @@ class QueryOpenTest : public testing::TempDirTest {
         answer = std::string("skip: unshare: ") + std::strerror(errno);
       } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
                  ::mount(PathOf("media").c_str(), view.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-                 ::mount(nullptr, view.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
-                         nullptr) != 0) {
+                 ::mount(nullptr, view.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0) {
         answer = std::string("skip: mount: ") + std::strerror(errno);
       } else if (::access(view.c_str(), W_OK) == 0 || errno != EROFS) {
         answer = "skip: the bind mount is writable";
@@ -159,8 +158,7 @@ TEST_F(QueryOpenTest, AReadLeavesNoFilesBehind) {
 TEST_F(QueryOpenTest, AnAttachedStoreIsLeftCleanToo) {
   const std::string other = PathOf("other.db");
   MakeCleanStore(other);
-  EXPECT_EQ(Csv(path_, "ATTACH '" + other + "' AS o; SELECT count(*) AS n FROM o.t"),
-            "n\r\n3\r\n");
+  EXPECT_EQ(Csv(path_, "ATTACH '" + other + "' AS o; SELECT count(*) AS n FROM o.t"), "n\r\n3\r\n");
   EXPECT_FALSE(Exists(other + "-wal"));
   EXPECT_FALSE(Exists(other + "-shm"));
   EXPECT_FALSE(Exists(path_ + "-wal"));
@@ -206,8 +204,7 @@ TEST_F(QueryOpenTest, AWriterThatOpensDuringTheReadKeepsItsFiles) {
 TEST_F(QueryOpenTest, ACleanStoreOnReadOnlyMediaCanBeRead) {
   const std::string answer = InReadOnlyView([](const std::string& dir) {
     const std::string db = dir + "/runx.db";
-    const std::string mode =
-        ChooseOpenMode(InspectStoreSite(db)) == OpenMode::kImmutable ? "immutable" : "reader";
+    const std::string mode = ChooseOpenMode(InspectStoreSite(db)) == OpenMode::kImmutable ? "immutable" : "reader";
     return mode + " " + Csv(db, "SELECT sum(x) AS s FROM t");
   });
   if (answer.rfind("skip:", 0) == 0) GTEST_SKIP() << answer;
@@ -224,8 +221,7 @@ TEST_F(QueryOpenTest, AStoreWithALiveWriterOnReadOnlyMediaCanBeRead) {
   Exec(writer, "PRAGMA wal_autocheckpoint = 0; INSERT INTO t VALUES (4)");
   const std::string answer = InReadOnlyView([](const std::string& dir) {
     const std::string db = dir + "/runx.db";
-    const std::string mode =
-        ChooseOpenMode(InspectStoreSite(db)) == OpenMode::kImmutable ? "immutable" : "reader";
+    const std::string mode = ChooseOpenMode(InspectStoreSite(db)) == OpenMode::kImmutable ? "immutable" : "reader";
     return mode + " " + Csv(db, "SELECT sum(x) AS s FROM t");
   });
   sqlite3_close(writer);
@@ -236,9 +232,8 @@ TEST_F(QueryOpenTest, AStoreWithALiveWriterOnReadOnlyMediaCanBeRead) {
 TEST_F(QueryOpenTest, AStoreWithAnEmptyLogOnReadOnlyMediaCanBeRead) {
   // A copy of a store taken with its empty -wal but not its -shm.
   std::ofstream(path_ + "-wal").close();
-  const std::string answer = InReadOnlyView([](const std::string& dir) {
-    return Csv(dir + "/runx.db", "SELECT sum(x) AS s FROM t");
-  });
+  const std::string answer =
+      InReadOnlyView([](const std::string& dir) { return Csv(dir + "/runx.db", "SELECT sum(x) AS s FROM t"); });
   if (answer.rfind("skip:", 0) == 0) GTEST_SKIP() << answer;
   EXPECT_EQ(answer, "s\r\n6\r\n");
 }
@@ -252,9 +247,8 @@ TEST_F(QueryOpenTest, ALogWithoutItsIndexOnReadOnlyMediaIsAClearError) {
   std::filesystem::copy_file(path_, copy);
   std::filesystem::copy_file(path_ + "-wal", copy + "-wal");
   sqlite3_close(writer);
-  const std::string answer = InReadOnlyView([](const std::string& dir) {
-    return Csv(dir + "/copy.db", "SELECT sum(x) AS s FROM t");
-  });
+  const std::string answer =
+      InReadOnlyView([](const std::string& dir) { return Csv(dir + "/copy.db", "SELECT sum(x) AS s FROM t"); });
   if (answer.rfind("skip:", 0) == 0) GTEST_SKIP() << answer;
   const std::string ro = PathOf("ro/copy.db");
   EXPECT_EQ(answer, "error: cannot read results store '" + ro + "': its log '" + ro +

@@ -20,9 +20,8 @@ namespace {
 constexpr int64_t kManyRows = 1000000;
 // A row of an int, a short text and a real: a buffered result of kManyRows of them needs well
 // over 100 MB; a streamed one a few.
-const std::string kManyRowsSql =
-    "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT " +
-    std::to_string(kManyRows) + ") SELECT x, 'row ' || x AS label, x * 0.5 AS half FROM n";
+const std::string kManyRowsSql = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT " +
+                                 std::to_string(kManyRows) + ") SELECT x, 'row ' || x AS label, x * 0.5 AS half FROM n";
 constexpr int64_t kBoundBytes = 32 << 20;
 
 // The process's resident memory now (not its peak: an earlier test's peak would hide growth).
@@ -144,8 +143,7 @@ TEST_F(QueryStreamTest, ASinkThatThrowsStopsTheQuery) {
 TEST_F(QueryStreamTest, ARuntimeErrorComesAfterTheRowsBeforeIt) {
   CountingSink sink;
   try {
-    QueryReadOnly(path_, "SELECT json_extract(j, '$') FROM (SELECT '1' AS j UNION ALL SELECT '{')",
-                  sink);
+    QueryReadOnly(path_, "SELECT json_extract(j, '$') FROM (SELECT '1' AS j UNION ALL SELECT '{')", sink);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -182,8 +180,7 @@ TEST_F(QueryStreamTest, EveryFormatWritesInBoundedMemory) {
     Sampling sampling(*writer, &peak);
     QueryReadOnly(path_, kManyRowsSql, sampling);
     const int64_t header_lines = format == Format::kTable ? 2 : 1;  // JSON: "[" and "]"
-    EXPECT_EQ(buf.lines, kManyRows + header_lines + (format == Format::kJson ? 1 : 0))
-        << static_cast<int>(format);
+    EXPECT_EQ(buf.lines, kManyRows + header_lines + (format == Format::kJson ? 1 : 0)) << static_cast<int>(format);
     EXPECT_GT(buf.count, 20 * kManyRows);
     EXPECT_LT(peak - before, kBoundBytes) << static_cast<int>(format);
   }
@@ -198,8 +195,7 @@ TEST_F(QueryStreamTest, AFailedWriteStopsTheQuery) {
     QueryReadOnly(path_, kManyRowsSql, *writer);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_STREQ(e.what(),
-                 "cannot write the query's result: the output failed (closed pipe or full disk?)");
+    EXPECT_STREQ(e.what(), "cannot write the query's result: the output failed (closed pipe or full disk?)");
   }
 }
 

@@ -99,8 +99,7 @@ TEST_F(QueryTest, SeveralStatementsReturnTheLast) {
 TEST_F(QueryTest, AttachingAnotherStoreReadOnlyWorks) {
   const std::string other = PathOf("other.db");
   FillExampleStore(other);
-  const QueryResult r =
-      QueryReadOnly(path_, "ATTACH '" + other + "' AS other; SELECT count(*) FROM other.trials");
+  const QueryResult r = QueryReadOnly(path_, "ATTACH '" + other + "' AS other; SELECT count(*) FROM other.trials");
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{int64_t{8}}}));
 }
 
@@ -134,14 +133,12 @@ TEST_F(QueryTest, PragmaSettersAreRefusedAndPragmaReadsRun) {
   EXPECT_FALSE(QueryReadOnly(path_, "PRAGMA table_info(runs)").rows.empty());
   EXPECT_FALSE(QueryReadOnly(path_, "PRAGMA index_list('trials')").rows.empty());
   EXPECT_EQ(QueryReadOnly(path_, "PRAGMA query_only").rows, (std::vector<std::vector<Value>>{{int64_t{1}}}));
-  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA quick_check").rows,
-            (std::vector<std::vector<Value>>{{std::string("ok")}}));
+  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA quick_check").rows, (std::vector<std::vector<Value>>{{std::string("ok")}}));
 }
 
 TEST_F(QueryTest, NothingThatWritesGetsThrough) {
-  const std::vector<std::string> tables = {"experiments", "runs",        "trials",        "steps",
-                                           "metrics",     "environment", "schema_version",
-                                           "variant_stats"};
+  const std::vector<std::string> tables = {"experiments", "runs",        "trials",         "steps",
+                                           "metrics",     "environment", "schema_version", "variant_stats"};
   std::map<std::string, int64_t> before;
   for (const auto& t : tables) before[t] = CountRows(path_, t);
   const std::string bytes_before = ReadFileBytes(path_);
@@ -179,17 +176,15 @@ TEST_F(QueryTest, NothingThatWritesGetsThrough) {
   for (const auto& sql : writes) {
     const std::string error = ErrorOf(sql);
     // Refused before running; the fresh ATTACH cannot even create its file (read-only open).
-    const std::string expected_start = sql.find("fresh.db") != std::string::npos
-                                           ? "unable to open database: " + fresh
-                                           : "runx query is read-only: ";
+    const std::string expected_start =
+        sql.find("fresh.db") != std::string::npos ? "unable to open database: " + fresh : "runx query is read-only: ";
     EXPECT_EQ(error.substr(0, expected_start.size()), expected_start) << sql;
   }
   for (const auto& t : tables) EXPECT_EQ(CountRows(path_, t), before[t]) << t;
   EXPECT_EQ(ReadFileBytes(path_), bytes_before);
   EXPECT_FALSE(std::filesystem::exists(copy));
   EXPECT_FALSE(std::filesystem::exists(fresh));
-  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA user_version").rows,
-            (std::vector<std::vector<Value>>{{int64_t{0}}}));
+  EXPECT_EQ(QueryReadOnly(path_, "PRAGMA user_version").rows, (std::vector<std::vector<Value>>{{int64_t{0}}}));
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
 }

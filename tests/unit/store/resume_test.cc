@@ -18,11 +18,18 @@ using testing::MakeTrial;
 
 class ResumeTest : public testing::TempDirTest {};
 
-const std::vector<std::string> kSpeedupsV1Columns = {
-    "trial_id", "sweep_id",       "experiment",     "label",
-    "status",   "samples_per_s",  "baseline_samples_per_s",
-    "speedup",  "step_ms_median", "baseline_step_ms_median",
-    "is_baseline", "repeat_index"};
+const std::vector<std::string> kSpeedupsV1Columns = {"trial_id",
+                                                     "sweep_id",
+                                                     "experiment",
+                                                     "label",
+                                                     "status",
+                                                     "samples_per_s",
+                                                     "baseline_samples_per_s",
+                                                     "speedup",
+                                                     "step_ms_median",
+                                                     "baseline_step_ms_median",
+                                                     "is_baseline",
+                                                     "repeat_index"};
 
 // A version 1 store (the first migration only) holding one sweep: baseline x2, bf16, fp16 oom.
 void WriteVersion1Store(const std::string& path) {
@@ -65,8 +72,7 @@ TEST_F(ResumeTest, MigratesAVersion1StoreKeepingItsData) {
   const QueryResult after = QueryReadOnly(path, "SELECT * FROM speedups ORDER BY trial_id");
   ASSERT_GE(after.columns.size(), kSpeedupsV1Columns.size());
   EXPECT_EQ(std::vector<std::string>(after.columns.begin(), after.columns.begin() + 12), kSpeedupsV1Columns);
-  const QueryResult old = QueryReadOnly(path,
-                                        "SELECT label, speedup FROM speedups ORDER BY trial_id");
+  const QueryResult old = QueryReadOnly(path, "SELECT label, speedup FROM speedups ORDER BY trial_id");
   const std::vector<std::vector<Value>> expected = {{std::string("baseline"), 100.0 / 105},
                                                     {std::string("baseline"), 110.0 / 105},
                                                     {std::string("bf16"), 157.5 / 105},
@@ -113,20 +119,18 @@ TEST_F(ResumeTest, RecordVariantStatsWritesEveryColumn) {
   baseline.ok_trials = 2;
   baseline.speedup = 1.0;
   store.RecordVariantStats(1, {baseline, Bf16Stats()});
-  const QueryResult r =
-      QueryReadOnly(path, "SELECT * FROM variant_stats WHERE run_id = 1 ORDER BY label");
+  const QueryResult r = QueryReadOnly(path, "SELECT * FROM variant_stats WHERE run_id = 1 ORDER BY label");
   EXPECT_EQ(r.columns,
-            (std::vector<std::string>{"run_id", "label", "is_baseline", "trials", "ok_trials",
-                                      "step_ms_median", "step_ms_p10", "step_ms_p90",
-                                      "samples_per_s", "speedup", "speedup_ci_low",
-                                      "speedup_ci_high", "significant", "accuracy_delta",
-                                      "resamples", "seed", "verdict", "speedup_se", "speedup_df"}));
+            (std::vector<std::string>{"run_id", "label", "is_baseline", "trials", "ok_trials", "step_ms_median",
+                                      "step_ms_p10", "step_ms_p90", "samples_per_s", "speedup", "speedup_ci_low",
+                                      "speedup_ci_high", "significant", "accuracy_delta", "resamples", "seed",
+                                      "verdict", "speedup_se", "speedup_df"}));
   const Value null;
   const std::vector<std::vector<Value>> expected = {
-      {int64_t{1}, std::string("baseline"), int64_t{1}, int64_t{2}, int64_t{2}, null, null, null,
-       null, 1.0, null, null, null, null, null, null, null, null, null},
-      {int64_t{1}, std::string("bf16"), int64_t{0}, int64_t{1}, int64_t{1}, 44.0, 42.4, 45.6,
-       1454.5, 1.43, 1.38, 1.49, int64_t{1}, 0.015, null, null, std::string("faster"), 0.021, int64_t{4}},
+      {int64_t{1}, std::string("baseline"), int64_t{1}, int64_t{2}, int64_t{2}, null, null, null, null, 1.0, null, null,
+       null, null, null, null, null, null, null},
+      {int64_t{1}, std::string("bf16"), int64_t{0}, int64_t{1}, int64_t{1}, 44.0, 42.4, 45.6, 1454.5, 1.43, 1.38, 1.49,
+       int64_t{1}, 0.015, null, null, std::string("faster"), 0.021, int64_t{4}},
   };
   EXPECT_EQ(r.rows, expected);
 }
@@ -139,8 +143,9 @@ TEST_F(ResumeTest, RecordVariantStatsReplacesOnlyThatRun) {
   store.RecordVariantStats(2, {{"baseline", true, 1, 1}});
   store.RecordVariantStats(1, {{"bf16", false, 1, 0}});
   EXPECT_EQ(CountRows(path, "variant_stats"), 2);
-  EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 1 AND label = 'bf16' "
-                            "AND ok_trials = 0 AND speedup IS NULL"),
+  EXPECT_EQ(CountRows(path,
+                      "variant_stats WHERE run_id = 1 AND label = 'bf16' "
+                      "AND ok_trials = 0 AND speedup IS NULL"),
             1);
   EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 2"), 1);
 }
@@ -154,17 +159,16 @@ TEST_F(ResumeTest, RecordVariantStatsIsAtomic) {
     store.RecordVariantStats(1, {{"bf16", false, 1, 1}, {"bf16", false, 1, 1}});
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot record the variant figures of run 1 in '" + path +
-                  "': UNIQUE constraint failed: variant_stats.run_id, variant_stats.label");
+    EXPECT_EQ(std::string(e.what()), "cannot record the variant figures of run 1 in '" + path +
+                                         "': UNIQUE constraint failed: variant_stats.run_id, variant_stats.label");
   }
   EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 1 AND label = 'baseline'"), 1);
   try {
     store.RecordVariantStats(9, {{"bf16", false, 1, 1}});
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot record the variant figures of run 9 in '" + path +
-                                         "': FOREIGN KEY constraint failed");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot record the variant figures of run 9 in '" + path + "': FOREIGN KEY constraint failed");
   }
   EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 1"), 1);
   EXPECT_EQ(CountRows(path, "variant_stats WHERE run_id = 9"), 0);
@@ -179,10 +183,9 @@ TEST_F(ResumeTest, SpeedupsViewShowsTheVariantInterval) {
     baseline.speedup = 1.0;
     store.RecordVariantStats(1, {baseline, Bf16Stats()});
   }
-  const QueryResult r = QueryReadOnly(
-      path,
-      "SELECT label, speedup_ci_low, speedup_ci_high, significant FROM speedups "
-      "WHERE sweep_id IN (1, 2) ORDER BY trial_id");
+  const QueryResult r = QueryReadOnly(path,
+                                      "SELECT label, speedup_ci_low, speedup_ci_high, significant FROM speedups "
+                                      "WHERE sweep_id IN (1, 2) ORDER BY trial_id");
   const Value null;
   const std::vector<std::vector<Value>> expected = {
       {std::string("baseline"), null, null, null},

@@ -41,8 +41,9 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   const auto old_metrics = Rows(path, "SELECT * FROM metrics ORDER BY trial_id, name, step");
   const auto old_env = Rows(path, "SELECT * FROM environment ORDER BY sweep_id, trial_id, key");
   const auto old_stats = Rows(path, "SELECT * FROM variant_stats ORDER BY sweep_id, label");
-  const auto old_sweeps = Rows(path, "SELECT id, experiment_id, started_at, host, runx_version, git_sha, command "
-                                     "FROM sweeps ORDER BY id");
+  const auto old_sweeps = Rows(path,
+                               "SELECT id, experiment_id, started_at, host, runx_version, git_sha, command "
+                               "FROM sweeps ORDER BY id");
   ASSERT_EQ(old_trials.size(), 19u);
   ASSERT_EQ(Rows(path, "SELECT status FROM sweeps WHERE id = 3")[0][0], Value(std::string("running")));
 
@@ -61,16 +62,19 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
                  "samples_per_s, speedup, speedup_ci_low, speedup_ci_high, significant, accuracy_delta, resamples, "
                  "seed FROM variant_stats ORDER BY run_id, label"),
             old_stats);
-  EXPECT_EQ(Rows(path, "SELECT count(*) FROM variant_stats WHERE verdict IS NOT NULL OR speedup_se IS NOT NULL "
-                       "OR speedup_df IS NOT NULL"),
+  EXPECT_EQ(Rows(path,
+                 "SELECT count(*) FROM variant_stats WHERE verdict IS NOT NULL OR speedup_se IS NOT NULL "
+                 "OR speedup_df IS NOT NULL"),
             (std::vector<std::vector<Value>>{{int64_t{0}}}));
-  EXPECT_EQ(Rows(path, "SELECT id, experiment_id, started_at, host, runx_version, git_sha, command "
-                       "FROM runs ORDER BY id"),
+  EXPECT_EQ(Rows(path,
+                 "SELECT id, experiment_id, started_at, host, runx_version, git_sha, command "
+                 "FROM runs ORDER BY id"),
             old_sweeps);
   // Every old trial is a member of the run that produced it, with its label and baseline flag.
   EXPECT_EQ(CountRows(path, "run_trials"), 19);
-  EXPECT_EQ(CountRows(path, "run_trials rt JOIN trials t ON t.id = rt.trial_id "
-                            "WHERE rt.run_id = t.run_id AND rt.label = t.label AND rt.reused = 0"),
+  EXPECT_EQ(CountRows(path,
+                      "run_trials rt JOIN trials t ON t.id = rt.trial_id "
+                      "WHERE rt.run_id = t.run_id AND rt.label = t.label AND rt.reused = 0"),
             19);
   // Version 4: every run and trial has a uid of 32 hex digits, unique, derived from what
   // identified it in this file, so that the same old store migrated again gets the same uids.
@@ -80,7 +84,8 @@ TEST_F(RunsTest, MigratesTheReleasedVersion2StoreWithNothingLost) {
   const std::string again = PathOf("v2-again.db");
   LoadVersion2Fixture(again);
   { Store::Open(again); }
-  EXPECT_EQ(Rows(again, "SELECT id, uid FROM trials ORDER BY id"), Rows(path, "SELECT id, uid FROM trials ORDER BY id"));
+  EXPECT_EQ(Rows(again, "SELECT id, uid FROM trials ORDER BY id"),
+            Rows(path, "SELECT id, uid FROM trials ORDER BY id"));
   EXPECT_EQ(Rows(again, "SELECT id, uid FROM runs ORDER BY id"), Rows(path, "SELECT id, uid FROM runs ORDER BY id"));
   // The sweep its runx left 'running' when it was killed is interrupted now.
   EXPECT_EQ(Rows(path, "SELECT status FROM runs WHERE id = 3")[0][0], Value(std::string("interrupted")));
@@ -125,8 +130,9 @@ RunInfo Info(const std::string& host, int64_t pid, bool force = false, bool any_
 }
 
 TrialRecord Result(int64_t run, const TrialKey& key, const std::string& status) {
-  TrialRecord r = MakeTrial(run, 0, {"baseline", true, key.repeat_index, status, status == "ok" ? "" : "boom",
-                                     status == "ok" ? 100.0 : 0.0, 10});
+  TrialRecord r = MakeTrial(
+      run, 0,
+      {"baseline", true, key.repeat_index, status, status == "ok" ? "" : "boom", status == "ok" ? 100.0 : 0.0, 10});
   r.config_hash = key.config_hash;
   r.env_hash = key.env_hash;
   r.platform_hash = key.platform_hash;
@@ -197,11 +203,9 @@ TEST_F(ClaimTest, OnlyOkResultsOfTheSameEnvironmentAndRepeatAreReused) {
   EXPECT_EQ(store_->ClaimTrial(b, r1, {"baseline", true, 1, 1}, Alive(), "t").outcome, ClaimOutcome::kReused);
   // Another build (environment) runs it again; a run that allows any build reuses it by platform.
   const TrialKey other_build{"cfg", "env-b", "platform-x", 1};
-  EXPECT_EQ(store_->ClaimTrial(b, other_build, {"baseline", true, 1, 2}, Alive(), "t").outcome,
-            ClaimOutcome::kClaimed);
+  EXPECT_EQ(store_->ClaimTrial(b, other_build, {"baseline", true, 1, 2}, Alive(), "t").outcome, ClaimOutcome::kClaimed);
   const int64_t c = store_->BeginRun(Info("box", 300, false, true));
-  EXPECT_EQ(store_->ClaimTrial(c, other_build, {"baseline", true, 1, 1}, Alive(), "t").outcome,
-            ClaimOutcome::kReused);
+  EXPECT_EQ(store_->ClaimTrial(c, other_build, {"baseline", true, 1, 1}, Alive(), "t").outcome, ClaimOutcome::kReused);
   const TrialKey other_platform{"cfg", "env-c", "platform-y", 1};
   EXPECT_EQ(store_->ClaimTrial(c, other_platform, {"baseline", true, 1, 2}, Alive(), "t").outcome,
             ClaimOutcome::kClaimed);
@@ -265,8 +269,9 @@ TEST_F(ClaimTest, AStaleClaimOfAnotherHostIsTakenOverAndAnyBuildRunsShareClaimsB
   const int64_t any = store_->BeginRun(Info("box", 300, false, true));
   const TrialKey other_build{"cfg", "env-b", "platform-x", 0};
   alive_ = {200, 300};
-  EXPECT_EQ(store_->ClaimTrial(any, other_build, {"baseline", true, 0, 0}, Alive(), "2026-12-03T10:11:00Z", 600).outcome,
-            ClaimOutcome::kBusy);
+  EXPECT_EQ(
+      store_->ClaimTrial(any, other_build, {"baseline", true, 0, 0}, Alive(), "2026-12-03T10:11:00Z", 600).outcome,
+      ClaimOutcome::kBusy);
 }
 
 TEST_F(ClaimTest, MarkDeadRunsLeavesLiveAndFinishedRunsAlone) {

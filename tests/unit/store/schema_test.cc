@@ -12,9 +12,7 @@ namespace {
 
 class SchemaTest : public testing::TempDirTest {
  protected:
-  SQLite::Database Open() {
-    return SQLite::Database(PathOf("m.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  }
+  SQLite::Database Open() { return SQLite::Database(PathOf("m.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); }
 };
 
 const std::vector<Migration> kTwoSteps = {
@@ -52,8 +50,7 @@ TEST_F(SchemaTest, FailedStepLeavesThePreviousVersion) {
     Migrate(db, three, "m.db");
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot migrate results store 'm.db' to schema version 3: no such table: nowhere");
+    EXPECT_EQ(std::string(e.what()), "cannot migrate results store 'm.db' to schema version 3: no such table: nowhere");
   }
   EXPECT_EQ(ReadSchemaVersion(db, "m.db"), 2);
   EXPECT_FALSE(db.tableExists("u"));
@@ -61,8 +58,7 @@ TEST_F(SchemaTest, FailedStepLeavesThePreviousVersion) {
 
 TEST_F(SchemaTest, FailedFirstStepLeavesAnEmptyDatabase) {
   SQLite::Database db = Open();
-  EXPECT_THROW(Migrate(db, {{1, "CREATE TABLE t (a); SELECT nonsense FROM t;"}}, "m.db"),
-               StoreError);
+  EXPECT_THROW(Migrate(db, {{1, "CREATE TABLE t (a); SELECT nonsense FROM t;"}}, "m.db"), StoreError);
   EXPECT_EQ(ReadSchemaVersion(db, "m.db"), 0);
   EXPECT_FALSE(db.tableExists("t"));
   EXPECT_FALSE(db.tableExists("schema_version"));

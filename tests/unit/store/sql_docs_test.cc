@@ -105,10 +105,9 @@ TEST_F(SqlDocsTest, ExamplesRunInTheSqlite3Shell) {
     if (b.lang != "sql") continue;
     const std::string sql_file = PathOf("example.sql");
     std::ofstream(sql_file) << b.text;
-    const std::string cmd = "sqlite3 -bail -batch -readonly '" + db_ + "' < '" + sql_file +
-                            "' > '" + PathOf("out.txt") + "' 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << Where(b) << ":\n"
-                                           << testing::ReadFileBytes(PathOf("out.txt"));
+    const std::string cmd =
+        "sqlite3 -bail -batch -readonly '" + db_ + "' < '" + sql_file + "' > '" + PathOf("out.txt") + "' 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << Where(b) << ":\n" << testing::ReadFileBytes(PathOf("out.txt"));
   }
 }
 

@@ -27,8 +27,7 @@ class StoreTest : public testing::TempDirTest {};
 
 std::set<std::string> SchemaObjects(SQLite::Database& db, const std::string& type) {
   std::set<std::string> names;
-  SQLite::Statement q(db,
-                      "SELECT name FROM sqlite_schema WHERE type = ? AND name NOT LIKE 'sqlite_%'");
+  SQLite::Statement q(db, "SELECT name FROM sqlite_schema WHERE type = ? AND name NOT LIKE 'sqlite_%'");
   q.bind(1, type);
   while (q.executeStep()) names.insert(q.getColumn(0).getString());
   return names;
@@ -59,12 +58,10 @@ TEST_F(StoreTest, OpenCreatesDirectoriesAndMigratesEmptyToLatest) {
   EXPECT_EQ(LatestSchemaVersion(), 7);
   EXPECT_EQ(store.path(), path);
   EXPECT_EQ(SchemaObjects(store.db(), "table"),
-            (std::set<std::string>{"schema_version", "experiments", "runs", "trials", "steps",
-                                   "metrics", "environment", "variant_stats", "run_trials",
-                                   "claims"}));
-  EXPECT_EQ(SchemaObjects(store.db(), "view"),
-            (std::set<std::string>{"trial_summary", "speedups", "steps_measured", "run_summary", "variant_changes",
-                                   "scaling"}));
+            (std::set<std::string>{"schema_version", "experiments", "runs", "trials", "steps", "metrics", "environment",
+                                   "variant_stats", "run_trials", "claims"}));
+  EXPECT_EQ(SchemaObjects(store.db(), "view"), (std::set<std::string>{"trial_summary", "speedups", "steps_measured",
+                                                                      "run_summary", "variant_changes", "scaling"}));
   EXPECT_EQ(CountRows(path, "schema_version"), 1);
 }
 
@@ -119,9 +116,7 @@ TEST_F(StoreTest, ReopenKeepsDataAndDoesNotMigrateAgain) {
     Store store = Store::Open(path);
     EXPECT_EQ(store.schema_version(), LatestSchemaVersion());
     // The same (name, path, sha256) is the same experiment row.
-    EXPECT_EQ(
-        store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp"),
-        1);
+    EXPECT_EQ(store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp"), 1);
     EXPECT_EQ(store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "edited\n", "sha-2"), 3);
   }
   EXPECT_EQ(CountRows(path, "experiments"), 3);
@@ -139,24 +134,20 @@ TEST_F(StoreTest, RefusesNewerSchemaVersion) {
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "results store '" + path +
-                  "' has schema version 99, this runx supports up to 7; upgrade runx");
+              "results store '" + path + "' has schema version 99, this runx supports up to 7; upgrade runx");
   }
 }
 
 TEST_F(StoreTest, RefusesDatabaseThatIsNotAStore) {
   const std::string path = PathOf("other.db");
-  {
-    SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE).exec("CREATE TABLE t(a)");
-  }
+  { SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE).exec("CREATE TABLE t(a)"); }
   try {
     Store::Open(path);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "'" + path +
-                  "' is not a runx results store: it has tables but no schema_version; "
-                  "pass --db with another path");
+    EXPECT_EQ(std::string(e.what()), "'" + path +
+                                         "' is not a runx results store: it has tables but no schema_version; "
+                                         "pass --db with another path");
   }
 }
 
@@ -168,8 +159,7 @@ TEST_F(StoreTest, RefusesFileThatIsNotADatabase) {
     Store::Open(path);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot open results store '" + path + "': file is not a database");
+    EXPECT_EQ(std::string(e.what()), "cannot open results store '" + path + "': file is not a database");
   }
 }
 
@@ -204,12 +194,9 @@ TEST_F(StoreTest, RecordTrialWritesEverything) {
   EXPECT_EQ(q.getColumn(11).getString(), "2026-12-01T10:00:30Z");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE trial_id = 1").getInt(), 7);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM steps WHERE loss IS NULL").getInt(), 2);
-  EXPECT_EQ(db.execAndGet("SELECT sum(wall_ms) FROM steps WHERE phase = 'measure'").getDouble(),
-            42 * 5 + 10);
+  EXPECT_EQ(db.execAndGet("SELECT sum(wall_ms) FROM steps WHERE phase = 'measure'").getDouble(), 42 * 5 + 10);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM metrics WHERE trial_id = 1").getInt(), 9);
-  EXPECT_EQ(
-      db.execAndGet("SELECT group_concat(step) FROM metrics WHERE name = 'loss_scale'").getString(),
-      "0,1");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(step) FROM metrics WHERE name = 'loss_scale'").getString(), "0,1");
   EXPECT_EQ(db.execAndGet("SELECT group_concat(key || '=' || value, ';') FROM environment "
                           "WHERE trial_id = 1 AND run_id = 1 ORDER BY key")
                 .getString(),
@@ -227,9 +214,8 @@ TEST_F(StoreTest, RecordTrialIsAtomicOnDuplicateStep) {
     store.RecordTrial(bad);
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot record trial 'bf16' (repeat 0) of run 1 in '" + path +
-                  "': UNIQUE constraint failed: steps.trial_id, steps.phase, steps.step");
+    EXPECT_EQ(std::string(e.what()), "cannot record trial 'bf16' (repeat 0) of run 1 in '" + path +
+                                         "': UNIQUE constraint failed: steps.trial_id, steps.phase, steps.step");
   }
   EXPECT_EQ(CountRows(path, "trials"), 1);
   EXPECT_EQ(CountRows(path, "trials WHERE label = 'bf16'"), 0);
@@ -261,8 +247,8 @@ TEST_F(StoreTest, RecordTrialRefusesUnknownRunAndStatus) {
     store.RecordTrial(MakeTrial(7, 0, {"bf16", false, 0, "ok", "", 1500, 42}));
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot record trial 'bf16' (repeat 0) of run 7 in '" +
-                                         path + "': FOREIGN KEY constraint failed");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot record trial 'bf16' (repeat 0) of run 7 in '" + path + "': FOREIGN KEY constraint failed");
   }
   EXPECT_EQ(CountRows(path, "trials"), 0);
 }
@@ -289,9 +275,7 @@ TEST_F(StoreTest, EndRunAndEnvironment) {
   store.AddRunEnvironment(run, {{"host", "box"}, {"torch_version", "1.13.0"}});
   store.AddRunEnvironment(run, {{"host", "box2"}});  // a key again replaces its value
   store.EndRun(run, RunStatus::kInterrupted, "2026-12-01T11:00:00Z");
-  EXPECT_EQ(store.db()
-                .execAndGet("SELECT status || ' ' || finished_at FROM runs WHERE id = 1")
-                .getString(),
+  EXPECT_EQ(store.db().execAndGet("SELECT status || ' ' || finished_at FROM runs WHERE id = 1").getString(),
             "interrupted 2026-12-01T11:00:00Z");
   EXPECT_EQ(store.db()
                 .execAndGet("SELECT group_concat(key || '=' || value, ';') FROM "
@@ -316,12 +300,12 @@ TEST_F(StoreTest, TrialSummaryColumnsAndValues) {
   const std::string path = PathOf("runx.db");
   FillExampleStore(path);
   const QueryResult r = QueryReadOnly(path, "SELECT * FROM trial_summary ORDER BY trial_id");
-  EXPECT_EQ(r.columns, (std::vector<std::string>{
-                           "trial_id", "sweep_id", "experiment", "label", "status", "device",
-                           "samples_per_s", "step_ms_median", "step_ms_p10", "step_ms_p90",
-                           "peak_mem_bytes", "final_loss", "accuracy", "started_at", "error",
-                           "config_hash", "finished_at", "is_baseline", "repeat_index",
-                           "run_id", "reused", "produced_by_run", "env_hash", "error_detail"}));
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"trial_id",    "sweep_id",        "experiment",     "label",
+                                                 "status",      "device",          "samples_per_s",  "step_ms_median",
+                                                 "step_ms_p10", "step_ms_p90",     "peak_mem_bytes", "final_loss",
+                                                 "accuracy",    "started_at",      "error",          "config_hash",
+                                                 "finished_at", "is_baseline",     "repeat_index",   "run_id",
+                                                 "reused",      "produced_by_run", "env_hash",       "error_detail"}));
   ASSERT_EQ(r.rows.size(), 8u);
   const std::vector<Value> bf16 = {int64_t{3},
                                    int64_t{1},
@@ -379,10 +363,9 @@ TEST_F(StoreTest, TrialSummaryColumnsAndValues) {
 TEST_F(StoreTest, SpeedupsAgainstTheMeanOfTheBaselineRepeats) {
   const std::string path = PathOf("runx.db");
   FillExampleStore(path);
-  const QueryResult r = QueryReadOnly(
-      path,
-      "SELECT label, baseline_samples_per_s, speedup FROM speedups WHERE sweep_id = 1 "
-      "ORDER BY trial_id");
+  const QueryResult r = QueryReadOnly(path,
+                                      "SELECT label, baseline_samples_per_s, speedup FROM speedups WHERE sweep_id = 1 "
+                                      "ORDER BY trial_id");
   const std::vector<std::vector<Value>> expected = {
       {std::string("baseline"), 1050.0, 1000.0 / 1050},
       {std::string("baseline"), 1050.0, 1100.0 / 1050},

@@ -11,9 +11,8 @@ namespace runx::store::testing {
 
 void TempDirTest::SetUp() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  dir_ = std::filesystem::temp_directory_path() / fmt::format("runx_store_test_{}_{}_{}",
-                                                              info->test_suite_name(), info->name(),
-                                                              static_cast<long>(::getpid()));
+  dir_ = std::filesystem::temp_directory_path() /
+         fmt::format("runx_store_test_{}_{}_{}", info->test_suite_name(), info->name(), static_cast<long>(::getpid()));
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
 }
@@ -66,10 +65,9 @@ TrialRecord MakeTrial(int64_t run_id, int order_index, const ExampleTrial& t) {
 
 void FillExampleStore(const std::string& path) {
   Store store = Store::Open(path);
-  const int64_t mlp =
-      store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
-  const int64_t resnet = store.AddExperiment("resnet_cl", "experiments/resnet_cl.yaml",
-                                             "name: resnet_cl\n", "sha-resnet");
+  const int64_t mlp = store.AddExperiment("mlp_amp", "experiments/mlp_amp.yaml", "name: mlp_amp\n", "sha-mlp");
+  const int64_t resnet =
+      store.AddExperiment("resnet_cl", "experiments/resnet_cl.yaml", "name: resnet_cl\n", "sha-resnet");
   struct Sweep {
     int64_t experiment;
     std::string started_at;
@@ -91,8 +89,7 @@ void FillExampleStore(const std::string& path) {
       {resnet,
        "2026-12-03T10:00:00Z",
        "bbbb222",
-       {{"baseline", true, 0, "ok", "", 200, 320},
-        {"channels_last", false, 0, "ok", "", 260, 246}}},
+       {{"baseline", true, 0, "ok", "", 200, 320}, {"channels_last", false, 0, "ok", "", 260, 246}}},
   };
   for (const Sweep& s : sweeps) {
     RunInfo info;
