@@ -20,7 +20,10 @@
 # the compile's (runx compile's log) or the trial's (the store). Environment: OUT (logs and the store,
 # default /tmp/gpu-checks), R (runx), BATCH (default 128), STEPS (measured steps, default 100: energy per sample needs 0.5 s of them),
 # PYTHON (runx compile --python), JOBS (parallel compiles, default 3: six at once ran out of the H100's memory), PEER=0 (no PyTorch figures),
-# PEER_CONFIGS (compile_step.py's configs, default eager,compile; add compile-max for max-autotune), SETS (more --set arguments for
+# PEER_CONFIGS (compile_step.py's configs, default eager,compile; add compile-max for max-autotune),
+# PEER_PROFILE=1 (the peer's kernels profiled after timing: kernel ms per step and gpu_busy, the share of
+# a step the GPU spends in kernels, in each config's JSON line; torch.compile's lines always carry its
+# graphs and graph breaks), SETS (more --set arguments for
 # runx, e.g. a CPU stand-in: SETS="--set device=cpu --set data.batch_size=4").
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-checks}
@@ -75,7 +78,8 @@ case $what in
     for m in $models; do
       f=$(experiment "$m")
       $R "$f" --db "$DB" --force ${SETS:-} > "$W/$m-runx.log" 2>&1; echo "[$m runx rc=$?]"; tail -n 8 "$W/$m-runx.log"
-      [ "${PEER:-1}" = 0 ] || run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-100}" > "$W/$m-peer.log" 2>&1
+      [ "${PEER:-1}" = 0 ] || run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-100}" \
+        ${PEER_PROFILE:+--profile-dir "$W/$m-profile"} > "$W/$m-peer.log" 2>&1
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;

@@ -356,6 +356,7 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
     rows = []
     for cfg in a.configs.split(","):
         torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()  # dynamo_counts() then counts this config's compile alone
         _, f = config_step(cfg, init, amp, 0.1, joint_gm, inputs, outputs)
         t0 = time.time(); f(x, y); torch.cuda.synchronize(); first_s = time.time() - t0
         for _ in range(a.warmup): f(x, y)
@@ -365,12 +366,18 @@ def measure(a, init, amp, joint_gm, inputs, outputs, x, y):
         for _ in range(a.measure): f(x, y)
         e.record(); torch.cuda.synchronize()
         ms = s.elapsed_time(e) / a.measure
-        if a.profile_dir:
-            profile_kernels(f, x, y, a.profile_steps, os.path.join(a.profile_dir, f"{cfg}.json"))
+        peak_gib = round(torch.cuda.max_memory_allocated() / 2**30, 2)
         r = {"peer": "pytorch-" + torch.__version__, "model": a.module or a.model, "config": cfg,
              "dtype": a.dtype, "channels_last": a.channels_last, "batch": a.batch,
              "ms_per_step": round(ms, 3), "samples_per_s": round(a.batch * 1000 / ms, 1),
-             "first_step_s": round(first_s, 1), "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)}
+             "first_step_s": round(first_s, 1), "peak_mem_gib": peak_gib}
+        if cfg.startswith("compile"):
+            r.update(dynamo_counts())
+        if a.profile_dir:
+            # The share of a step the GPU spends in kernels: well under 1, the host holds the GPU up
+            # (launches, Python, guards), not the kernels.
+            kernel_ms = profile_kernels(f, x, y, a.profile_steps, os.path.join(a.profile_dir, f"{cfg}.json"))
+            r.update({"kernel_ms_per_step": round(kernel_ms, 3), "gpu_busy": round(kernel_ms / ms, 3)})
         print(json.dumps(r), flush=True)
         rows.append(r)
     print(f"\n{'config':<15}{'first step s':>13}{'ms/step':>10}{'img/s':>10}")
@@ -427,6 +434,20 @@ def profile_kernels(f, x, y, steps, path):
         json.dump({"steps": steps, "kernels": kernels}, out)
     total = sum(v[1] for v in kernels.values()) / steps / 1000
     print(f"profile: {path}: {sum(v[0] for v in kernels.values()) / steps:.0f} kernels, {total:.2f} ms of kernel time per step", flush=True)
+    return total
+
+def dynamo_counts():
+    """What torch.compile made of the step since the last torch._dynamo.reset(): the frames it
+    compiled, the graphs, and the graph breaks with their first reasons. A step that breaks into
+    many graphs runs more of itself from Python. {} where this torch keeps no such counters."""
+    try:
+        from torch._dynamo.utils import counters
+        breaks = dict(counters["graph_break"])
+        return {"frames_compiled": counters["frames"].get("ok", 0),
+                "graphs": counters["stats"].get("unique_graphs", 0), "graph_breaks": sum(breaks.values()),
+                "graph_break_reasons": {k[:160]: v for k, v in list(breaks.items())[:5]}}
+    except Exception:  # a counter renamed in another release: the figures above stand without these
+        return {}
 
 def torchscript(a):
     """--torchscript OUT: the --module builder's module as TorchScript, the eager model runx trains
