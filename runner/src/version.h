@@ -13,6 +13,8 @@ const char* SourceDir();
 /// Where runx's shipped files lie (tools/compile_step.py, experiments/): P/share/runx for an
 /// installed P/bin/runx, else the source tree it was built from.
 std::string DataDir();
+/// A tool runx runs or names to users, e.g. "compile_step.py": DataDir()/tools/NAME.
+std::string ToolPath(const std::string& name);
 /// The build type runx was compiled as (CMake's CMAKE_BUILD_TYPE).
 std::string BuildType();
 }  // namespace runx

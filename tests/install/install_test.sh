@@ -42,13 +42,20 @@ grep -qw amp plugins.txt || { cat plugins.txt >&2; fail "runx plugins lists no a
   || { cat status.txt >&2; fail "runx query"; }
 [[ "$(sed 1d status.txt | tr -d '\r')" == ok ]] || { cat run.txt status.txt >&2; fail "the trial is not ok"; }
 
+# A python model whose TorchScript file is not made yet: its trial is refused with the command that
+# makes it, which names the installed tools/compile_step.py (not one relative to where the user is).
+printf 'from torch import nn\n\ndef build(num_classes=10):\n    return nn.Sequential(nn.Flatten(), nn.Linear(12, num_classes))\n' >model.py
+printf 'name: py\ndevice: cpu\nmodel: {name: python, path: model.py, builder: build}\n%s\n%s\n' \
+  'data: {source: synthetic, shape: [3, 2, 2], num_classes: 10, batch_size: 4}' \
+  'train: {warmup_steps: 1, steps: 2, eval: false}' >py.yaml
+"$runx" py.yaml --db "$tmp/work/p.db" >refused.txt 2>&1 || true
+"$runx" query --db "$tmp/work/p.db" --format csv "SELECT error FROM trials" >refusal.txt 2>&1 || { cat refused.txt refusal.txt >&2; fail "runx query p.db"; }
+grep -qF "or: python3 $(realpath "$prefix")/share/runx/tools/compile_step.py --module " refusal.txt \
+  || { cat refused.txt refusal.txt >&2; fail "the refusal does not name the installed tools/compile_step.py"; }
+
 # runx compile runs the installed tools/compile_step.py (a python model's TorchScript file, made by
 # Debian's torch where it is there), and that script finds gpt_model.py beside it.
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  printf 'from torch import nn\n\ndef build(num_classes=10):\n    return nn.Sequential(nn.Flatten(), nn.Linear(12, num_classes))\n' >model.py
-  printf 'name: py\ndevice: cpu\nmodel: {name: python, path: model.py, builder: build}\n%s\n%s\n' \
-    'data: {source: synthetic, shape: [3, 2, 2], num_classes: 10, batch_size: 4}' \
-    'train: {warmup_steps: 1, steps: 2, eval: false}' >py.yaml
   "$runx" compile py.yaml --db "$tmp/work/c.db" --python /usr/bin/python3 >compile.txt 2>&1 \
     || { cat compile.txt >&2; fail "runx compile py.yaml"; }
   grep -qF "compile: /usr/bin/python3 $(realpath "$prefix")/share/runx/tools/compile_step.py --module " compile.txt \

@@ -75,7 +75,10 @@ TEST_F(CompiledPackage, AutoNamesThePackageBesideTheStoreAndRefusesTheTrialUntil
   const std::string error = Error(id);
   EXPECT_NE(error.find("compiled_step: no package for this trial at " + prefix), std::string::npos) << error;
   EXPECT_NE(error.find("with `runx compile "), std::string::npos) << error;
-  EXPECT_NE(error.find("python3 tools/compile_step.py --model resnet18 --batch 4 --image-size 16 --num-classes 10 "
+  // The command names the compile_step.py runx ships (here the source tree's), not one relative to
+  // wherever the user stands.
+  EXPECT_NE(error.find("python3 " + std::string(RUNX_SOURCE_DIR) +
+                       "/tools/compile_step.py --model resnet18 --batch 4 --image-size 16 --num-classes 10 "
                        "--dtype fp32 --measure 0 -o " +
                        prefix),
             std::string::npos)

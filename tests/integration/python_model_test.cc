@@ -121,7 +121,8 @@ TEST_F(PythonModel, CompileMakesTheTorchScriptFileAndAnEditedSourceIsRemeasuredN
             std::string::npos)
       << error;
   EXPECT_NE(error.find("make it with `runx compile " + file + "`"), std::string::npos) << error;
-  EXPECT_NE(error.find("python3 tools/compile_step.py --module " + (dir_ / "model.py").string() +
+  EXPECT_NE(error.find("python3 " + std::string(RUNX_SOURCE_DIR) + "/tools/compile_step.py --module " +
+                       (dir_ / "model.py").string() +
                        ":build --builder-kwargs '{\"\"num_classes\"\":10}' --shape 3,8,8 --torchscript "),
             std::string::npos)
       << error;  // (csv doubles the quotes)

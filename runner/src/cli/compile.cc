@@ -88,7 +88,7 @@ bool CheckPackage(const Needed& n, const std::string& partial, const spec::Schem
 /// version.h DataDir), under `python`, with `args`, then `tail` (its output option).
 std::vector<std::string> CompileStep(const std::string& python, const std::vector<std::string>& args,
                                      std::initializer_list<std::string> tail) {
-  std::vector<std::string> argv{python, (fs::path(DataDir()) / "tools" / "compile_step.py").string()};
+  std::vector<std::string> argv{python, ToolPath("compile_step.py")};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), tail);
   return argv;
@@ -280,7 +280,7 @@ int Compile(const CompileArgs& args) {
       missing_artifacts += !present;
       fmt::print("  {:<8} {}\n           key {}, {}, for {}\n", present ? "present" : "missing", path, entry.first.key,
                  entry.first.source, fmt::join(entry.second, "; "));
-      if (!present) fmt::print("           {}\n", spec::TorchScriptCommand(entry.first));
+      if (!present) fmt::print("           {}\n", spec::TorchScriptCommand(entry.first, ToolPath("compile_step.py")));
     }
     // The eager model comes first: without it no trial of the experiment runs, and the package's
     // check trains beside it.
@@ -301,7 +301,7 @@ int Compile(const CompileArgs& args) {
     missing += !present;
     fmt::print("  {:<8} {}\n           key {}, for {}\n", present ? "present" : "missing", path, n.package.key,
                fmt::join(n.trials, "; "));
-    if (!present) fmt::print("           {}\n", spec::CompileCommand(n.package));
+    if (!present) fmt::print("           {}\n", spec::CompileCommand(n.package, ToolPath("compile_step.py")));
   }
   for (const auto& [label, reason] : refused) fmt::print(stderr, "  cannot   {}: {}\n", label, reason);
   if (args.dry_run || missing == 0) return refused.empty() ? 0 : 1;

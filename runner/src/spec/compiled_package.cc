@@ -165,8 +165,8 @@ std::string CompiledDirFor(const std::string& db) {
   return (parent.empty() ? std::filesystem::path("compiled") : parent / "compiled").string();
 }
 
-std::string CompileCommand(const CompiledPackage& p) {
-  return fmt::format("python3 tools/compile_step.py {} --measure 0 -o {}", ShellWords(p.args), p.path);
+std::string CompileCommand(const CompiledPackage& p, const std::string& script) {
+  return fmt::format("python3 {} {} --measure 0 -o {}", script, ShellWords(p.args), p.path);
 }
 
 }  // namespace runx::spec

@@ -46,7 +46,8 @@ void SetPackage(nlohmann::json* config, const std::string& path);
 /// beside it (results/runx.db -> results/compiled).
 std::string CompiledDirFor(const std::string& db);
 
-/// The command that makes `p` from the project root: python3 tools/compile_step.py ARGS -o PATH.
-std::string CompileCommand(const CompiledPackage& p);
+/// The command that makes `p`: python3 SCRIPT ARGS -o PATH, where `script` is compile_step.py
+/// (runx passes the one it ships: ToolPath in version.h).
+std::string CompileCommand(const CompiledPackage& p, const std::string& script = "tools/compile_step.py");
 
 }  // namespace runx::spec

@@ -102,8 +102,8 @@ bool ArtifactPresent(const std::string& path) { return base::FilePairPresent(pat
 
 void SetArtifact(json* config, const std::string& path) { (*config)["model"]["artifact"] = path; }
 
-std::string TorchScriptCommand(const PythonArtifact& a) {
-  return fmt::format("python3 tools/compile_step.py {} --torchscript {}", ShellWords(a.args), a.path);
+std::string TorchScriptCommand(const PythonArtifact& a, const std::string& script) {
+  return fmt::format("python3 {} {} --torchscript {}", script, ShellWords(a.args), a.path);
 }
 
 }  // namespace runx::spec

@@ -58,7 +58,8 @@ void SetArtifact(nlohmann::json* config, const std::string& path);
 /// --builder-kwargs) in single quotes.
 std::string ShellWords(const std::vector<std::string>& args);
 
-/// The command that makes `a`: python3 tools/compile_step.py ARGS --torchscript PATH.
-std::string TorchScriptCommand(const PythonArtifact& a);
+/// The command that makes `a`: python3 SCRIPT ARGS --torchscript PATH, where `script` is
+/// compile_step.py (runx passes the one it ships: ToolPath in version.h).
+std::string TorchScriptCommand(const PythonArtifact& a, const std::string& script = "tools/compile_step.py");
 
 }  // namespace runx::spec

@@ -20,6 +20,7 @@
 #include "trial/device.h"
 #include "trial/environment.h"
 #include "trial/setup.h"
+#include "version.h"
 #include "worker/identity.h"
 
 namespace runx::engine {
@@ -55,8 +56,8 @@ std::string MissingPackage(const spec::CompiledPackage& package, const c10::Devi
   return fmt::format(
       "compiled_step: no package for this trial at {} yet (package: auto, key {}); make it on the machine that runs "
       "the trial (PyTorch {} with CUDA) with `runx compile {}`, or: {}{}",
-      package.path, package.key, release, file.empty() ? "FILE.yaml" : file, spec::CompileCommand(package),
-      AlsoInTheWay(device));
+      package.path, package.key, release, file.empty() ? "FILE.yaml" : file,
+      spec::CompileCommand(package, ToolPath("compile_step.py")), AlsoInTheWay(device));
 }
 
 /// Why a python model trial whose artifact is not made yet is refused: the command that makes it.
@@ -64,7 +65,8 @@ std::string MissingArtifact(const spec::PythonArtifact& a, const std::string& fi
   return fmt::format(
       "model 'python': no TorchScript file of {} for this trial at {} yet (key {}); make it with `runx compile {}`, "
       "or: {}",
-      a.source, a.path, a.key, file.empty() ? "FILE.yaml" : file, spec::TorchScriptCommand(a));
+      a.source, a.path, a.key, file.empty() ? "FILE.yaml" : file,
+      spec::TorchScriptCommand(a, ToolPath("compile_step.py")));
 }
 
 /// Identifies `t` on this machine and settles it when it cannot run here (no such device, a
