@@ -11,7 +11,10 @@
 #   bash bench/zoo.sh measure [MODEL...]   # runx (--force: measured again, nothing reused) and the peer, one model after another
 #   bash bench/zoo.sh table                # the rows so far, from the store and the peer logs
 #   bash bench/zoo.sh warm [MODEL...]      # the peer's torch.compile once per model, JOBS at a time, figures discarded:
-#                                          # measure's torch.compile then hits Inductor's on-disk caches (minutes saved a model)
+#                                          # measure's torch.compile then hits Inductor's on-disk caches (minutes saved a model);
+#                                          # WARM_CONFIGS=compile,compile-max warms max-autotune's too (its autotuning is cached)
+#   bash bench/zoo.sh peer [MODEL...]      # the peer alone, PEER_CONFIGS, with its kernels profiled (gpu_busy, graphs, graph
+#                                          # breaks) into $W/MODEL-peer-profile.log: no runx, no package needed
 #   bash bench/zoo.sh prepare [MODEL...]   # compile and warm side by side (JOBS=2 each: neither measures anything, and
 #                                          # 3 + 3 at once fits the H100's memory where 6 compiles did not)
 #   bash bench/zoo.sh pack | unpack        # the compiled-step packages (not the TorchScript files, which compile remakes in
@@ -83,13 +86,24 @@ case $what in
       grep '"config"' "$W/$m-peer.log" | cut -c1-200
     done
     ;;
+  peer)
+    for m in $models; do
+      run_peer "$m" --configs "${PEER_CONFIGS:-eager,compile}" --measure "${STEPS:-100}" --profile-dir "$W/$m-profile" \
+        > "$W/$m-peer-profile.log" 2>&1; echo "[$m peer rc=$?]"
+      grep '"config"' "$W/$m-peer-profile.log" | python3 -c "import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r['config'], r['samples_per_s'], 'img/s', 'gpu_busy', r.get('gpu_busy'), 'kernel_ms', r.get('kernel_ms_per_step'),
+          'ms', r['ms_per_step'], 'graphs', r.get('graphs'), 'breaks', r.get('graph_breaks'), r.get('graph_break_reasons', ''))"
+    done
+    ;;
   prepare)
     JOBS=${JOBS:-2} bash "$0" compile $models & JOBS=${JOBS:-2} bash "$0" warm $models; wait
     ;;
   warm)
     running=0
     for m in $models; do
-      ( run_peer "$m" --configs compile --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
+      ( run_peer "$m" --configs "${WARM_CONFIGS:-compile}" --measure 1 --warmup 1 > "$W/$m-warm.log" 2>&1; echo "[$m warm rc=$?]" ) &
       running=$((running + 1))
       if [ "$running" -ge "${JOBS:-3}" ]; then wait -n; running=$((running - 1)); fi
     done
@@ -114,11 +128,14 @@ case $what in
       row() { $R query --db "$DB" --format csv "SELECT coalesce(printf('%.0f', samples_per_s), status || ': ' ||
         replace(substr(error, 1, 80), '|', '/')) AS v FROM trial_summary WHERE experiment = 'zoo-$m' AND label = '$1'
         ORDER BY trial_id DESC LIMIT 1" 2>/dev/null | tail -n +2 | tr -d '"\r'; }
-      peer() { python3 -c "import json,sys
-for l in open('$W/$m-peer.log'):
-    if l.startswith('{'):
-        r = json.loads(l)
-        if r['config'] == '$1': print(r['samples_per_s'])" 2>/dev/null; }
+      peer() { python3 -c "import json, os
+got = {}
+for f in ['$W/$m-peer-profile.log', '$W/$m-peer.log']:  # measure's figure where it has one, else the peer-only run's
+    for l in open(f) if os.path.exists(f) else []:
+        if l.startswith('{'):
+            r = json.loads(l)
+            got[r['config']] = r['samples_per_s']
+if '$1' in got: print(got['$1'])" 2>/dev/null; }
       e=$(row baseline) c=$(row compiled_step) g=$(row compiled_step+cuda_graphs) pe=$(peer eager) pc=$(peer compile) pm=$(peer compile-max)
       best=$(python3 -c "
 v = [float(x) for x in '$c $g'.split() if x.replace('.', '', 1).isdigit()]
@@ -130,5 +147,5 @@ print(f'{max(v) / float(\"$pm\"):.3f}x' if v and '$pm' else '-')" 2>/dev/null)
       echo "| $m | ${e:--} | ${pe:--} | ${c:--} | ${g:--} | ${pc:--} | ${best:--} | ${pm:--} | ${bestm:--} | ${check:--} |"
     done
     ;;
-  *) echo "usage: bash bench/zoo.sh compile|warm|prepare|measure|table|pack|unpack [MODEL...]"; exit 2 ;;
+  *) echo "usage: bash bench/zoo.sh compile|warm|prepare|measure|peer|table|pack|unpack [MODEL...]"; exit 2 ;;
 esac
